@@ -1,0 +1,139 @@
+// A revision's file: YAML front matter between `---` lines, then the body verbatim. Values are
+// serialised by the yaml library (never by string concatenation), so no field value can inject
+// front-matter keys or close the block; parsing validates every field.
+import { parse, stringify } from 'yaml';
+import { z } from 'zod';
+import { MnemeError } from './errors.js';
+import { ACTOR_KINDS, TRUST_LEVELS, type Revision } from './types.js';
+
+const iso = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+
+export const RevisionSchema = z
+  .object({
+    id: z.string().regex(/^mem_[0-9A-HJKMNP-TV-Z]{26}$/),
+    rev: z.number().int().positive(),
+    op: z.enum([
+      'remember',
+      'supersede',
+      'correct',
+      'retract',
+      'confirm',
+      'revalidate',
+      'external_edit',
+      'import',
+      'link',
+      'merge',
+    ]),
+    type: z.string().regex(/^[a-z][a-z0-9_-]{0,39}$/),
+    scope: z.string().regex(/^(global|[a-z0-9][a-z0-9-]{0,60}-[0-9a-f]{8})$/),
+    slug: z.string().regex(/^[a-z0-9](?:[a-z0-9._-]{0,118}[a-z0-9])?$/),
+    abstract: z.string(),
+    status: z.enum(['active', 'retracted', 'merged']),
+    rejected: z.boolean(),
+    trust: z.enum(TRUST_LEVELS),
+    review: z.enum(['none', 'pending']),
+    quarantine: z.string().nullable(),
+    valid_from: iso,
+    valid_to: iso.nullable(),
+    recorded_at: iso,
+    actor: z
+      .object({
+        kind: z.enum(ACTOR_KINDS),
+        host: z.string().optional(),
+        session: z.string().optional(),
+        surface: z.string().optional(),
+      })
+      .strict(),
+    fields: z.record(z.string()),
+    tags: z.array(z.string()),
+    links: z.array(
+      z
+        .object({
+          rel: z.enum(['supersedes', 'derived_from', 'contradicts', 'relates_to']),
+          target: z.string(),
+        })
+        .strict(),
+    ),
+    provenance: z.array(z.string()),
+    source: z
+      .object({
+        path: z.string(),
+        sha256: z.string(),
+        symbol: z.string().optional(),
+        commit: z.string().optional(),
+      })
+      .strict()
+      .nullable(),
+    applies_to: z.array(z.string()),
+    reason: z.string().nullable(),
+  })
+  .strict();
+
+const FRONT_KEYS: (keyof Revision)[] = [
+  'id',
+  'rev',
+  'op',
+  'type',
+  'scope',
+  'slug',
+  'abstract',
+  'status',
+  'rejected',
+  'trust',
+  'review',
+  'quarantine',
+  'valid_from',
+  'valid_to',
+  'recorded_at',
+  'actor',
+  'fields',
+  'tags',
+  'links',
+  'provenance',
+  'source',
+  'applies_to',
+  'reason',
+];
+
+export function serializeRevision(r: Revision): string {
+  const front: Record<string, unknown> = {};
+  for (const k of FRONT_KEYS) front[k] = r[k];
+  const yaml = stringify(front, { lineWidth: 0, minContentWidth: 0 });
+  return `---\n${yaml}---\n${r.body}`;
+}
+
+export function parseRevision(text: string, where = 'memory file'): Revision {
+  if (!text.startsWith('---\n')) {
+    throw new MnemeError('corrupt', `${where}: does not start with a "---" front-matter line`, {
+      hint: 'restore the file from history/ or run `mneme fsck`',
+    });
+  }
+  const end = text.indexOf('\n---\n', 3);
+  if (end < 0) {
+    throw new MnemeError('corrupt', `${where}: the front matter is not closed by a "---" line`, {
+      hint: 'restore the file from history/ or run `mneme fsck`',
+    });
+  }
+  let data: unknown;
+  try {
+    data = parse(text.slice(4, end + 1), { schema: 'core', uniqueKeys: true, maxAliasCount: 0 });
+  } catch (e) {
+    throw new MnemeError(
+      'corrupt',
+      `${where}: invalid YAML front matter (${(e as Error).message.split('\n')[0]})`,
+      {
+        hint: 'fix the YAML by hand or restore the file from history/',
+      },
+    );
+  }
+  const result = RevisionSchema.safeParse(data);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new MnemeError(
+      'corrupt',
+      `${where}: front matter field "${issue?.path.join('.') ?? '?'}" is invalid (${issue?.message ?? 'unknown'})`,
+      { hint: 'fix the field by hand or restore the file from history/' },
+    );
+  }
+  return { ...(result.data as Omit<Revision, 'body'>), body: text.slice(end + 5) } as Revision;
+}

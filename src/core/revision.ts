@@ -1,0 +1,42 @@
+// Small helpers over revisions that every layer needs.
+import type { Revision, RevisionView } from './types.js';
+
+const KEYS: (keyof Revision)[] = [
+  'id',
+  'rev',
+  'op',
+  'type',
+  'scope',
+  'slug',
+  'abstract',
+  'body',
+  'tags',
+  'fields',
+  'links',
+  'status',
+  'rejected',
+  'trust',
+  'review',
+  'quarantine',
+  'valid_from',
+  'valid_to',
+  'recorded_at',
+  'actor',
+  'provenance',
+  'source',
+  'applies_to',
+  'reason',
+];
+
+/** Strips the derived lineage facts from a view, leaving the revision as written. */
+export function toRevision(v: Revision | RevisionView): Revision {
+  const out: Record<string, unknown> = {};
+  for (const k of KEYS) out[k] = v[k];
+  return out as unknown as Revision;
+}
+
+export const handle = (id: string) => `[mem:${id}]`;
+
+/** The value a memory states, for equality and tombstone checks. */
+export const valueText = (r: Pick<Revision, 'abstract' | 'body'>) =>
+  r.body.trim() === '' ? r.abstract : `${r.abstract}\n${r.body}`;

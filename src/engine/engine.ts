@@ -1,0 +1,64 @@
+// The engine's public face: one object per bound scope and surface, holding the context every
+// read and write path takes. Surfaces construct it; nothing below it knows which surface called.
+import type { Actor } from '../core/types.js';
+import type { JournalQuery } from '../store/port.js';
+import { apply, applyEach } from './apply.js';
+import { exportBundle, importBundle } from './bundle.js';
+import { readableScopes, type EngineContext } from './context.js';
+import { history, read, type ReadLevel } from './read.js';
+import { recall, type RecallOptions } from './recall.js';
+
+export class Engine {
+  constructor(readonly ctx: EngineContext) {}
+
+  get scopes(): string[] {
+    return readableScopes(this.ctx.binding);
+  }
+
+  apply(ops: unknown[], actor: Actor) {
+    return apply(this.ctx, ops, actor);
+  }
+  applyEach(ops: unknown[], actor: Actor) {
+    return applyEach(this.ctx, ops, actor);
+  }
+  recall(query: string, opts: RecallOptions = {}) {
+    return recall(this.ctx, query, opts);
+  }
+  read(id: string, level: ReadLevel = 'full') {
+    return read(this.ctx, id, level);
+  }
+  history(id: string) {
+    return history(this.ctx, id);
+  }
+  /** Journal entries for this scope (and global); refusals without a target included. */
+  async log(q: JournalQuery = {}) {
+    const scopes = new Set(this.scopes);
+    const entries = await this.ctx.store.journal({ ...q, limit: undefined });
+    const visible = entries.filter((e) => e.target === null || scopes.has(e.target.scope));
+    return q.limit !== undefined ? visible.slice(0, q.limit) : visible;
+  }
+  verifyJournal() {
+    return this.ctx.store.verifyJournal();
+  }
+  rebuild(onProgress?: (done: number, total: number) => void) {
+    return this.ctx.store.rebuild(onProgress);
+  }
+  exportBundle() {
+    return exportBundle(this.ctx);
+  }
+  importBundle(text: string, name: string, actor: Actor) {
+    return importBundle(this.ctx, text, name, actor);
+  }
+  async status() {
+    const s = await this.ctx.store.status();
+    return {
+      ...s,
+      project: this.ctx.binding.project,
+      identity: this.ctx.binding.identity,
+      scopes: this.scopes,
+    };
+  }
+  close() {
+    return this.ctx.store.close();
+  }
+}

@@ -1,0 +1,425 @@
+// The embedded store: Markdown revision files and JSONL logs are the truth, SQLite is a cache.
+// A commit writes an intent, the revision files (temp + rename), then the journal line (the
+// commit point), then the index rows. Opening the store finishes or rolls back whatever a crash
+// left half done, and brings a lagging index up to the journal.
+import fs from 'node:fs';
+import path from 'node:path';
+import { MnemeError } from '../../core/errors.js';
+import { sha256 } from '../../core/hash.js';
+import type { JournalEntry } from '../../core/journal.js';
+import { deriveLineage } from '../../core/lineage.js';
+import { parseRevision, serializeRevision } from '../../core/markdown.js';
+import type { QueryTerm } from '../../core/text.js';
+import type { Revision, RevisionView } from '../../core/types.js';
+import type {
+  CommitRequest,
+  JournalQuery,
+  RebuildReport,
+  SearchHit,
+  SearchRequest,
+  Store,
+  StoreStatus,
+  UsageEvent,
+  VerifyReport,
+} from '../port.js';
+import { appendDurable, readIfExists, writeFileAtomic } from './atomic.js';
+import { IndexDb } from './index-db.js';
+import { JournalFiles } from './journal-files.js';
+import { Layout } from './layout.js';
+import { withFileLock } from './lock.js';
+
+export interface FileStoreOptions {
+  /** fsync revision files and journal lines (default true). */
+  durable?: boolean;
+  lockTimeoutMs?: number;
+  /** Test hook: called at named points inside a commit (fault injection). */
+  faultPoint?: (name: string) => void;
+}
+
+interface Intent {
+  seq: number;
+  id: string;
+  rev: number;
+  /** Current-file path before the write (null for a new lineage). */
+  before: string | null;
+}
+
+export class FileStore implements Store {
+  readonly backend = 'files';
+  readonly layout: Layout;
+  private index: IndexDb;
+  private readonly journalFiles: JournalFiles;
+  private readonly durable: boolean;
+  private readonly lockTimeoutMs: number;
+  private readonly fault: (name: string) => void;
+  private locked = false;
+
+  private constructor(root: string, opts: FileStoreOptions) {
+    this.layout = new Layout(path.resolve(root));
+    this.durable = opts.durable ?? true;
+    this.lockTimeoutMs = opts.lockTimeoutMs ?? 10_000;
+    this.fault = opts.faultPoint ?? (() => {});
+    for (const d of [
+      this.layout.memoriesDir,
+      this.layout.historyDir,
+      this.layout.journalDir,
+      this.layout.usageDir,
+      this.layout.stateDir,
+    ]) {
+      fs.mkdirSync(d, { recursive: true });
+    }
+    this.journalFiles = new JournalFiles(
+      this.layout.journalDir,
+      this.layout.journalHeadFile,
+      this.durable,
+    );
+    this.index = this.openIndex();
+  }
+
+  static async open(root: string, opts: FileStoreOptions = {}): Promise<FileStore> {
+    const store = new FileStore(root, opts);
+    await store.recoverIfNeeded();
+    return store;
+  }
+
+  private openIndex(): IndexDb {
+    try {
+      const db = new IndexDb(this.layout.indexFile);
+      db.getMeta('schema');
+      return db;
+    } catch {
+      // A corrupt or foreign index file is only a cache: move it aside and start empty.
+      const aside = `${this.layout.indexFile}.corrupt-${Date.now()}`;
+      for (const suffix of ['', '-wal', '-shm']) {
+        if (fs.existsSync(this.layout.indexFile + suffix))
+          fs.renameSync(this.layout.indexFile + suffix, aside + suffix);
+      }
+      return new IndexDb(this.layout.indexFile);
+    }
+  }
+
+  // ---- locking and recovery -------------------------------------------------------------
+
+  async withWriteLock<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.locked) return fn();
+    return withFileLock(this.layout.lockFile, this.lockTimeoutMs, async () => {
+      this.locked = true;
+      try {
+        this.recoverLocked();
+        return await fn();
+      } finally {
+        this.locked = false;
+      }
+    });
+  }
+
+  private needsRecovery(): boolean {
+    if (fs.existsSync(this.layout.intentFile)) return true;
+    if (!this.index.schemaOk) return true;
+    return this.index.journalSeq !== this.journalFiles.head().seq;
+  }
+
+  private async recoverIfNeeded(): Promise<void> {
+    if (this.needsRecovery()) await this.withWriteLock(async () => {});
+  }
+
+  /** Runs under the lock before every write: finishes or undoes a crashed commit. */
+  private recoverLocked(): void {
+    if (!this.needsRecovery()) return;
+    this.journalFiles.repairTornTail();
+    const head = this.journalFiles.head();
+    const intentText = readIfExists(this.layout.intentFile);
+    if (intentText !== null) {
+      let intent: Intent | null = null;
+      try {
+        intent = JSON.parse(intentText) as Intent;
+      } catch {
+        intent = null;
+      }
+      if (intent) this.resolveIntent(intent, head.seq);
+      fs.rmSync(this.layout.intentFile, { force: true });
+    }
+    const recorded = this.journalFiles.readHeadFile();
+    if (!recorded || recorded.seq < head.seq) this.journalFiles.writeHead(head);
+    if (!this.index.schemaOk) {
+      this.rebuildIndex();
+      return;
+    }
+    if (this.index.journalSeq < head.seq) {
+      this.catchUpIndex(this.index.journalSeq);
+    } else if (this.index.journalSeq > head.seq) {
+      this.rebuildIndex();
+    }
+  }
+
+  private resolveIntent(intent: Intent, headSeq: number): void {
+    let committed = false;
+    if (headSeq >= intent.seq) {
+      const e = this.journalFiles.all().find((x) => x.seq === intent.seq);
+      committed = e?.target?.id === intent.id && e.after?.rev === intent.rev;
+    }
+    const histFile = this.layout.historyFile(intent.id, intent.rev);
+    if (committed) {
+      // Roll forward: the journal says it happened, so make the current file agree.
+      const lineage = this.readLineageFiles(intent.id);
+      if (lineage) this.writeCurrentFile(lineage[lineage.length - 1]!, intent.before);
+      return;
+    }
+    // Roll back: no journal entry, so the write never happened.
+    fs.rmSync(histFile, { force: true });
+    const lineage = this.readLineageFiles(intent.id);
+    const prev = lineage?.[lineage.length - 1];
+    if (prev) {
+      this.writeCurrentFile(prev, null);
+      // The crashed write may have moved the current file to a new slug path.
+      if (intent.before === null) return;
+    } else if (intent.before === null) {
+      // A brand-new lineage that never committed: remove its current file if it was written.
+      for (const f of this.findCurrentFilesFor(intent.id)) fs.rmSync(f, { force: true });
+      fs.rmSync(this.layout.lineageDir(intent.id), { recursive: true, force: true });
+    }
+  }
+
+  private findCurrentFilesFor(id: string): string[] {
+    const out: string[] = [];
+    walk(this.layout.memoriesDir, (f) => {
+      if (f.endsWith('.md') && (readIfExists(f) ?? '').includes(`\nid: ${id}\n`)) out.push(f);
+    });
+    return out;
+  }
+
+  private catchUpIndex(afterSeq: number): void {
+    const entries = this.journalFiles.all().filter((e) => e.seq > afterSeq);
+    const ids = new Set<string>();
+    for (const e of entries) if (e.target && e.after) ids.add(e.target.id);
+    this.index.transaction(() => {
+      for (const id of ids) {
+        const lineage = this.readLineageFiles(id);
+        if (lineage) this.index.replaceLineage(deriveLineage(lineage));
+      }
+      for (const e of entries) this.index.putIdempotent(e);
+      this.index.setMeta('journal_seq', String(this.journalFiles.head().seq));
+    });
+  }
+
+  // ---- the write path's storage half ------------------------------------------------------
+
+  async commit(req: CommitRequest): Promise<JournalEntry> {
+    if (!this.locked) throw new MnemeError('internal', 'commit called without the store lock');
+    const head = this.journalFiles.head();
+    const r = req.revision;
+    let views: RevisionView[] | null = null;
+    if (r) {
+      const before = this.index.lineage(r.id);
+      const prevCurrent = before?.[before.length - 1];
+      const beforePath = prevCurrent
+        ? this.layout.currentFile(prevCurrent.scope, prevCurrent.type, prevCurrent.slug)
+        : null;
+      const intent: Intent = { seq: head.seq + 1, id: r.id, rev: r.rev, before: beforePath };
+      writeFileAtomic(this.layout.intentFile, JSON.stringify(intent), this.durable);
+      this.fault('after-intent');
+      writeFileAtomic(this.layout.historyFile(r.id, r.rev), serializeRevision(r), this.durable);
+      this.fault('after-history');
+      this.writeCurrentFile(r, beforePath);
+      this.fault('after-current');
+      views = deriveLineage([...(before ?? []), r]);
+    }
+    const entry = this.journalFiles.append(req.body);
+    this.fault('after-journal');
+    this.index.transaction(() => {
+      if (views) this.index.replaceLineage(views);
+      this.index.putIdempotent(entry);
+      this.index.setMeta('journal_seq', String(entry.seq));
+    });
+    this.fault('after-index');
+    if (r) fs.rmSync(this.layout.intentFile, { force: true });
+    return entry;
+  }
+
+  /** memories/ holds the current revision of every live memory, and nothing else. */
+  private writeCurrentFile(r: Revision, previousPath: string | null): void {
+    const target = this.layout.currentFile(r.scope, r.type, r.slug);
+    if (previousPath && previousPath !== target) fs.rmSync(previousPath, { force: true });
+    if (r.status === 'active') writeFileAtomic(target, serializeRevision(r), false);
+    else fs.rmSync(target, { force: true });
+  }
+
+  private readLineageFiles(id: string): Revision[] | null {
+    const dir = this.layout.lineageDir(id);
+    let names: string[];
+    try {
+      names = fs
+        .readdirSync(dir)
+        .filter((n) => /^\d{6}\.md$/.test(n))
+        .sort();
+    } catch {
+      return null;
+    }
+    if (names.length === 0) return null;
+    return names.map((n) =>
+      parseRevision(fs.readFileSync(path.join(dir, n), 'utf8'), `history/${id}/${n}`),
+    );
+  }
+
+  // ---- reads ------------------------------------------------------------------------------
+
+  async getLineage(id: string): Promise<RevisionView[] | null> {
+    return this.index.lineage(id);
+  }
+
+  async findLiveBySlug(scope: string, type: string, slug: string): Promise<RevisionView | null> {
+    return this.index.live(scope, type, slug);
+  }
+
+  async findIdempotent(key: string): Promise<JournalEntry | null> {
+    return this.index.getIdempotent(key);
+  }
+
+  async search(req: SearchRequest): Promise<SearchHit[]> {
+    return this.index.search(req.terms, req.eligibility, req.limit);
+  }
+
+  async nearest(terms: QueryTerm[], limit: number): Promise<SearchHit[]> {
+    return this.index.nearest(terms, limit);
+  }
+
+  async listCurrent(
+    scopes: string[],
+    opts: { includeEnded?: boolean } = {},
+  ): Promise<RevisionView[]> {
+    return this.index.current(scopes, opts.includeEnded ?? false);
+  }
+
+  async journal(q: JournalQuery): Promise<JournalEntry[]> {
+    let entries = this.journalFiles.all();
+    if (q.afterSeq !== undefined) entries = entries.filter((e) => e.seq > q.afterSeq!);
+    if (q.id) entries = entries.filter((e) => e.target?.id === q.id);
+    if (q.actorKind) entries = entries.filter((e) => e.actor.kind === q.actorKind);
+    if (q.op) entries = entries.filter((e) => e.op === q.op);
+    if (q.reverse) entries.reverse();
+    return q.limit !== undefined ? entries.slice(0, q.limit) : entries;
+  }
+
+  async verifyJournal(): Promise<VerifyReport> {
+    return this.journalFiles.verify();
+  }
+
+  async appendUsage(events: UsageEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const month = events[0]!.at.slice(0, 7);
+    const file = path.join(this.layout.usageDir, `${month}.jsonl`);
+    appendDurable(file, events.map((e) => JSON.stringify(e)).join('\n') + '\n', false);
+  }
+
+  // ---- rebuild ----------------------------------------------------------------------------
+
+  async rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport> {
+    return this.withWriteLock(async () => this.rebuildIndex(onProgress));
+  }
+
+  private rebuildIndex(onProgress?: (done: number, total: number) => void): RebuildReport {
+    const report: RebuildReport = {
+      memories: 0,
+      revisions: 0,
+      journalEntries: 0,
+      usageEvents: 0,
+      problems: [],
+      handEdits: [],
+    };
+    const ids = safeReaddir(this.layout.historyDir).filter((n) => n.startsWith('mem_'));
+    const currentByPath = new Map<string, Revision>();
+    this.index.transaction(() => {
+      this.index.reset();
+      ids.forEach((id, i) => {
+        try {
+          const lineage = this.readLineageFiles(id);
+          if (lineage) {
+            this.index.replaceLineage(deriveLineage(lineage));
+            report.memories++;
+            report.revisions += lineage.length;
+            const last = lineage[lineage.length - 1]!;
+            if (last.status === 'active')
+              currentByPath.set(this.layout.currentFile(last.scope, last.type, last.slug), last);
+          }
+        } catch (e) {
+          report.problems.push((e as Error).message);
+        }
+        if (onProgress && (i % 500 === 0 || i === ids.length - 1)) onProgress(i + 1, ids.length);
+      });
+      for (const e of this.journalFiles.all()) {
+        report.journalEntries++;
+        this.index.putIdempotent(e);
+      }
+      this.index.setMeta('journal_seq', String(this.journalFiles.head().seq));
+    });
+    // Hand edits: a file under memories/ that is not byte-identical to its recorded revision.
+    walk(this.layout.memoriesDir, (f) => {
+      if (!f.endsWith('.md')) return;
+      const text = fs.readFileSync(f, 'utf8');
+      const recorded = currentByPath.get(f);
+      if (recorded && serializeRevision(recorded) === text) return;
+      const idMatch = /\nid: (mem_[0-9A-Z]{26})\n/.exec(text);
+      report.handEdits.push({
+        path: path.relative(this.layout.root, f),
+        id: idMatch?.[1] ?? recorded?.id ?? null,
+        text,
+      });
+    });
+    for (const f of safeReaddir(this.layout.usageDir)) {
+      const text = readIfExists(path.join(this.layout.usageDir, f)) ?? '';
+      report.usageEvents += text.split('\n').filter(Boolean).length;
+    }
+    return report;
+  }
+
+  /** The bytes of a memory's current file, or null (hand-edit detection). */
+  readCurrentFile(r: Revision): string | null {
+    return readIfExists(this.layout.currentFile(r.scope, r.type, r.slug));
+  }
+
+  fileHash(r: Revision): string {
+    return sha256(serializeRevision(r));
+  }
+
+  async status(): Promise<StoreStatus> {
+    const c = this.index.counts();
+    return {
+      backend: this.backend,
+      location: this.layout.root,
+      memories: c.memories,
+      activeMemories: c.active,
+      revisions: c.revisions,
+      journalHead: this.journalFiles.head(),
+      byScope: c.byScope,
+      byType: c.byType,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.index.close();
+  }
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+}
+
+function walk(dir: string, fn: (file: string) => void): void {
+  for (const ent of safeReaddirEntries(dir)) {
+    const p = path.join(dir, ent.name);
+    if (ent.isDirectory()) walk(p, fn);
+    else if (ent.isFile()) fn(p);
+  }
+}
+
+function safeReaddirEntries(dir: string): fs.Dirent[] {
+  try {
+    return fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,261 @@
+// The SQLite index: a rebuildable cache of every revision (one row each, with the lifecycle
+// facts derived from its lineage) and an FTS5 table over them. A write replaces only the rows
+// of the lineage it touched (invariant 11); the eligibility predicate runs inside the query.
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { Eligibility } from '../../core/eligibility.js';
+import type { JournalEntry } from '../../core/journal.js';
+import { FAR_FUTURE } from '../../core/time.js';
+import { ftsMatchExpression, prepareForIndex, type QueryTerm } from '../../core/text.js';
+import { trustRank, type RevisionView } from '../../core/types.js';
+import type { SearchHit } from '../port.js';
+
+const SCHEMA_VERSION = '1';
+
+const DDL = `
+CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS rev(
+  rowid INTEGER PRIMARY KEY,
+  id TEXT NOT NULL, rev INTEGER NOT NULL, scope TEXT NOT NULL, type TEXT NOT NULL,
+  slug TEXT NOT NULL, status TEXT NOT NULL, trust_rank INTEGER NOT NULL, quarantine TEXT,
+  review TEXT NOT NULL, valid_from TEXT NOT NULL, valid_to TEXT, valid_to_eff TEXT,
+  recorded_at TEXT NOT NULL, retired_at TEXT, retire_kind TEXT, lineage_end_at TEXT,
+  is_current INTEGER NOT NULL, doc TEXT NOT NULL,
+  UNIQUE(id, rev)
+);
+CREATE INDEX IF NOT EXISTS rev_live ON rev(scope, type, slug) WHERE is_current = 1 AND status = 'active';
+CREATE INDEX IF NOT EXISTS rev_current ON rev(scope) WHERE is_current = 1;
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+  abstract, body, extra, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE IF NOT EXISTS idem(key TEXT PRIMARY KEY, entry TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS weight(id TEXT PRIMARY KEY, w REAL NOT NULL);
+`;
+
+const ELIGIBLE = `
+  r.recorded_at <= @k
+  AND r.status = 'active'
+  AND (r.lineage_end_at IS NULL OR r.lineage_end_at > @k)
+  AND NOT (r.retired_at IS NOT NULL AND r.retired_at <= @k
+           AND r.retire_kind IN ('correct', 'revise', 'retract', 'merge'))
+  AND r.valid_from <= @t
+  AND (CASE WHEN r.retired_at IS NOT NULL AND r.retired_at <= @k AND r.retire_kind = 'supersede'
+            THEN COALESCE(r.valid_to_eff, @far) ELSE COALESCE(r.valid_to, @far) END) > @t
+  AND (@incq = 1 OR r.quarantine IS NULL)
+  AND r.trust_rank >= @mintrust`;
+
+interface RevRow {
+  rowid: number;
+  doc: string;
+  bm: number;
+  w: number | null;
+}
+
+export class IndexDb {
+  readonly db: Database.Database;
+  private readonly stmts;
+
+  constructor(file: string) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 10000');
+    this.db.exec(DDL);
+    this.stmts = {
+      getMeta: this.db.prepare<[string], { v: string }>('SELECT v FROM meta WHERE k = ?'),
+      setMeta: this.db.prepare(
+        'INSERT INTO meta(k, v) VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v',
+      ),
+      rowids: this.db.prepare<[string], { rowid: number }>('SELECT rowid FROM rev WHERE id = ?'),
+      delRev: this.db.prepare('DELETE FROM rev WHERE id = ?'),
+      delFts: this.db.prepare('DELETE FROM fts WHERE rowid = ?'),
+      insRev: this.db
+        .prepare(`INSERT INTO rev(id, rev, scope, type, slug, status, trust_rank, quarantine,
+        review, valid_from, valid_to, valid_to_eff, recorded_at, retired_at, retire_kind, lineage_end_at,
+        is_current, doc) VALUES (@id, @rev, @scope, @type, @slug, @status, @trust_rank, @quarantine,
+        @review, @valid_from, @valid_to, @valid_to_eff, @recorded_at, @retired_at, @retire_kind,
+        @lineage_end_at, @is_current, @doc)`),
+      insFts: this.db.prepare('INSERT INTO fts(rowid, abstract, body, extra) VALUES (?, ?, ?, ?)'),
+      lineage: this.db.prepare<[string], { doc: string }>(
+        'SELECT doc FROM rev WHERE id = ? ORDER BY rev',
+      ),
+      live: this.db.prepare<[string, string, string], { doc: string }>(
+        "SELECT doc FROM rev WHERE scope = ? AND type = ? AND slug = ? AND is_current = 1 AND status = 'active'",
+      ),
+      idemGet: this.db.prepare<[string], { entry: string }>('SELECT entry FROM idem WHERE key = ?'),
+      idemPut: this.db.prepare('INSERT OR REPLACE INTO idem(key, entry) VALUES (?, ?)'),
+    };
+  }
+
+  getMeta(k: string): string | null {
+    return this.stmts.getMeta.get(k)?.v ?? null;
+  }
+  setMeta(k: string, v: string): void {
+    this.stmts.setMeta.run(k, v);
+  }
+  get journalSeq(): number {
+    return Number(this.getMeta('journal_seq') ?? '0');
+  }
+  get schemaOk(): boolean {
+    return this.getMeta('schema') === SCHEMA_VERSION;
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  /** Replaces the rows of one lineage: the only rows a write touches. */
+  replaceLineage(views: readonly RevisionView[]): void {
+    const id = views[0]?.id;
+    if (!id) return;
+    for (const { rowid } of this.stmts.rowids.all(id)) this.stmts.delFts.run(rowid);
+    this.stmts.delRev.run(id);
+    for (const v of views) {
+      const info = this.stmts.insRev.run({
+        id: v.id,
+        rev: v.rev,
+        scope: v.scope,
+        type: v.type,
+        slug: v.slug,
+        status: v.status,
+        trust_rank: trustRank(v.trust),
+        quarantine: v.quarantine,
+        review: v.review,
+        valid_from: v.valid_from,
+        valid_to: v.valid_to,
+        valid_to_eff: v.valid_to_eff,
+        recorded_at: v.recorded_at,
+        retired_at: v.retired_at,
+        retire_kind: v.retire_kind,
+        lineage_end_at: v.lineage_end_at,
+        is_current: v.current ? 1 : 0,
+        doc: JSON.stringify(v),
+      });
+      const extra = [v.type, ...v.tags, ...Object.values(v.fields)].join(' ');
+      this.stmts.insFts.run(
+        info.lastInsertRowid,
+        prepareForIndex(v.abstract),
+        prepareForIndex(v.body),
+        prepareForIndex(extra),
+      );
+    }
+  }
+
+  lineage(id: string): RevisionView[] | null {
+    const rows = this.stmts.lineage.all(id);
+    return rows.length === 0 ? null : rows.map((r) => JSON.parse(r.doc) as RevisionView);
+  }
+
+  live(scope: string, type: string, slug: string): RevisionView | null {
+    const row = this.stmts.live.get(scope, type, slug);
+    return row ? (JSON.parse(row.doc) as RevisionView) : null;
+  }
+
+  putIdempotent(entry: JournalEntry): void {
+    if (entry.idem) this.stmts.idemPut.run(entry.idem, JSON.stringify(entry));
+  }
+  getIdempotent(key: string): JournalEntry | null {
+    const row = this.stmts.idemGet.get(key);
+    return row ? (JSON.parse(row.entry) as JournalEntry) : null;
+  }
+
+  private readonly searchCache = new Map<number, Database.Statement>();
+
+  search(terms: QueryTerm[], q: Eligibility, limit: number): SearchHit[] {
+    const match = ftsMatchExpression(terms);
+    if (match === null || q.scopes.length === 0) return [];
+    let stmt = this.searchCache.get(q.scopes.length);
+    if (!stmt) {
+      const placeholders = q.scopes.map((_, i) => `@s${i}`).join(', ');
+      stmt = this.db.prepare(`SELECT r.rowid, r.doc, bm25(fts, 4.0, 1.0, 2.0) AS bm, w.w AS w
+        FROM fts JOIN rev r ON r.rowid = fts.rowid LEFT JOIN weight w ON w.id = r.id
+        WHERE fts MATCH @match AND r.scope IN (${placeholders}) AND ${ELIGIBLE}
+        ORDER BY bm LIMIT @limit`);
+      this.searchCache.set(q.scopes.length, stmt);
+    }
+    const params: Record<string, unknown> = {
+      match,
+      k: q.knownAt ?? FAR_FUTURE,
+      t: q.asOf,
+      far: FAR_FUTURE,
+      incq: q.includeQuarantined ? 1 : 0,
+      mintrust: trustRank(q.minTrust),
+      limit,
+    };
+    q.scopes.forEach((s, i) => (params[`s${i}`] = s));
+    return (stmt.all(params) as RevRow[]).map(toHit);
+  }
+
+  nearest(terms: QueryTerm[], limit: number): SearchHit[] {
+    const match = ftsMatchExpression(terms);
+    if (match === null) return [];
+    const rows = this.db
+      .prepare(
+        `SELECT r.rowid, r.doc, bm25(fts, 4.0, 1.0, 2.0) AS bm, w.w AS w
+        FROM fts JOIN rev r ON r.rowid = fts.rowid LEFT JOIN weight w ON w.id = r.id
+        WHERE fts MATCH ? ORDER BY bm LIMIT ?`,
+      )
+      .all(match, limit) as RevRow[];
+    return rows.map(toHit);
+  }
+
+  current(scopes: string[], includeEnded: boolean): RevisionView[] {
+    if (scopes.length === 0) return [];
+    const placeholders = scopes.map(() => '?').join(', ');
+    const rows = this.db
+      .prepare<string[], { doc: string }>(
+        `SELECT doc FROM rev WHERE is_current = 1 AND scope IN (${placeholders})
+         ${includeEnded ? '' : "AND status = 'active'"} ORDER BY id`,
+      )
+      .all(...scopes);
+    return rows.map((r) => JSON.parse(r.doc) as RevisionView);
+  }
+
+  counts(): {
+    memories: number;
+    active: number;
+    revisions: number;
+    byScope: Record<string, number>;
+    byType: Record<string, number>;
+  } {
+    const one = (sql: string) => (this.db.prepare(sql).get() as { n: number }).n;
+    const group = (col: string) =>
+      Object.fromEntries(
+        (
+          this.db
+            .prepare(
+              `SELECT ${col} AS k, count(*) AS n FROM rev WHERE is_current = 1 AND status = 'active' GROUP BY ${col}`,
+            )
+            .all() as { k: string; n: number }[]
+        ).map((r) => [r.k, r.n]),
+      );
+    return {
+      memories: one('SELECT count(*) AS n FROM rev WHERE is_current = 1'),
+      active: one("SELECT count(*) AS n FROM rev WHERE is_current = 1 AND status = 'active'"),
+      revisions: one('SELECT count(*) AS n FROM rev'),
+      byScope: group('scope'),
+      byType: group('type'),
+    };
+  }
+
+  reset(): void {
+    this.db.exec(
+      'DELETE FROM rev; DELETE FROM fts; DELETE FROM idem; DELETE FROM weight; DELETE FROM meta;',
+    );
+    this.setMeta('schema', SCHEMA_VERSION);
+  }
+
+  markSchema(): void {
+    this.setMeta('schema', SCHEMA_VERSION);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+function toHit(r: RevRow): SearchHit {
+  return { view: JSON.parse(r.doc) as RevisionView, relevance: -r.bm, weight: r.w ?? 1 };
+}

@@ -1,0 +1,103 @@
+// The Store port: what the engine needs from a backend. The engine decides *what* to write
+// (validation, screening, tombstones, trust); an adapter decides *how* to persist it durably and
+// how to express the eligibility predicate inside its own queries. Every adapter passes the
+// conformance suite in test/store-conformance.ts.
+import type { Eligibility } from '../core/eligibility.js';
+import type { ChainHead, JournalBody, JournalEntry } from '../core/journal.js';
+import type { QueryTerm } from '../core/text.js';
+import type { Revision, RevisionView } from '../core/types.js';
+
+export interface SearchRequest {
+  terms: QueryTerm[];
+  eligibility: Eligibility;
+  /** Size of the candidate pool handed to the ranker. */
+  limit: number;
+}
+
+export interface SearchHit {
+  view: RevisionView;
+  /** Lexical relevance, higher is better. */
+  relevance: number;
+  /** Usage-derived weight (1 when there is no usage). */
+  weight: number;
+}
+
+export interface CommitRequest {
+  /** The journal entry, minus its chain fields; the adapter chains it under its lock. */
+  body: JournalBody;
+  /** The new revision to persist, or null for entries that change no memory (refusals…). */
+  revision: Revision | null;
+}
+
+export interface UsageEvent {
+  at: string;
+  kind: 'recall' | 'read' | 'inject' | 'cite' | 'ignored' | 'feedback';
+  ids: string[];
+  actor: string;
+  query?: string;
+  scope?: string;
+  value?: number;
+}
+
+export interface JournalQuery {
+  afterSeq?: number;
+  limit?: number;
+  id?: string;
+  actorKind?: string;
+  op?: string;
+  /** Newest first when true. */
+  reverse?: boolean;
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  entries: number;
+  head: ChainHead;
+  firstBad: { seq: number | null; position: number; problem: string } | null;
+}
+
+export interface RebuildReport {
+  memories: number;
+  revisions: number;
+  journalEntries: number;
+  usageEvents: number;
+  problems: string[];
+  /** Memory files that differ from their recorded revision (hand edits). */
+  handEdits: { path: string; id: string | null; text: string }[];
+}
+
+export interface StoreStatus {
+  backend: string;
+  location: string;
+  memories: number;
+  activeMemories: number;
+  revisions: number;
+  journalHead: ChainHead;
+  byScope: Record<string, number>;
+  byType: Record<string, number>;
+}
+
+export interface Store {
+  readonly backend: string;
+  /** Runs fn holding the store's exclusive write lock (cross-process). */
+  withWriteLock<T>(fn: () => Promise<T>): Promise<T>;
+  /** Persists the revision (if any) and appends the chained journal entry: the commit point. */
+  commit(req: CommitRequest): Promise<JournalEntry>;
+  getLineage(id: string): Promise<RevisionView[] | null>;
+  /** The current revision of the live lineage holding (scope, type, slug), if any. */
+  findLiveBySlug(scope: string, type: string, slug: string): Promise<RevisionView | null>;
+  /** The journal entry that recorded an idempotency key, if any. */
+  findIdempotent(key: string): Promise<JournalEntry | null>;
+  /** Eligible candidates only: the predicate is applied inside the query, before ranking. */
+  search(req: SearchRequest): Promise<SearchHit[]>;
+  /** Best lexical matches in the given scopes with no eligibility applied (exclusion trace). */
+  nearest(terms: QueryTerm[], limit: number): Promise<SearchHit[]>;
+  /** Current revisions of live lineages in the given scopes (export, injection, maintenance). */
+  listCurrent(scopes: string[], opts?: { includeEnded?: boolean }): Promise<RevisionView[]>;
+  journal(q: JournalQuery): Promise<JournalEntry[]>;
+  verifyJournal(): Promise<VerifyReport>;
+  appendUsage(events: UsageEvent[]): Promise<void>;
+  rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport>;
+  status(): Promise<StoreStatus>;
+  close(): Promise<void>;
+}

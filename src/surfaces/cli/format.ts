@@ -1,0 +1,48 @@
+// Human-readable output for the CLI. Every command also has --json; these are for people.
+import type { RecallResponse } from '../../engine/recall.js';
+
+export function formatRecall(r: RecallResponse): string {
+  const lines: string[] = [];
+  if (r.results.length === 0) lines.push(`no memories match "${r.query}"`);
+  for (const x of r.results) {
+    const flags = [
+      x.trust,
+      x.status !== 'active' ? x.status : '',
+      x.freshness !== 'unbound' && x.freshness !== 'fresh' ? x.freshness : '',
+      x.review === 'pending' ? 'review pending' : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
+    lines.push(`${x.handle} ${x.type} · ${x.abstract}`);
+    lines.push(
+      `    score ${x.score.toFixed(3)} · ${flags} · valid ${x.valid_from.slice(0, 10)}${x.valid_to ? `..${x.valid_to.slice(0, 10)}` : '..'} · scope ${x.scope}`,
+    );
+    if (x.explain) {
+      const e = x.explain;
+      lines.push(
+        `    = relevance ${e.relevance.toFixed(3)} × weight ${e.weight.toFixed(2)} × recency ${e.recency.toFixed(3)} × trust ${e.trust.toFixed(2)}`,
+      );
+    }
+  }
+  if (r.excluded) {
+    lines.push('');
+    lines.push(
+      r.excluded.length === 0
+        ? 'excluded: nothing else matched'
+        : 'excluded (matched but not served):',
+    );
+    for (const e of r.excluded)
+      lines.push(`  ${e.id} rev ${e.rev}: ${e.detail}${e.abstract ? ` — ${e.abstract}` : ''}`);
+  }
+  return lines.join('\n');
+}
+
+export function table(rows: string[][]): string {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, [...c].length)));
+  return rows
+    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  '))
+    .join('\n');
+}
+
+export const day = (iso: string | null) => (iso ? iso.replace('T', ' ').slice(0, 19) : '—');

@@ -1,0 +1,521 @@
+// The mneme CLI: a thin commander layer over the engine. Each command parses flags, calls the
+// engine once, and prints human text or --json. Exit codes: 0 ok, 1 user error, 2 conflict or
+// refused, 3 internal.
+import fs from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { MnemeError, type ErrorCode } from '../../core/errors.js';
+import type { Actor } from '../../core/types.js';
+import type { Engine } from '../../engine/engine.js';
+import type { ReadLevel } from '../../engine/read.js';
+import { agentSessionMarker } from '../agent-env.js';
+import { openEngine } from '../open.js';
+import { day, formatRecall, table } from './format.js';
+
+export interface Io {
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+export const EXIT: Record<ErrorCode, number> = {
+  invalid: 1,
+  not_found: 1,
+  conflict: 2,
+  refused: 2,
+  locked: 2,
+  corrupt: 3,
+  internal: 3,
+};
+
+export interface Globals {
+  json?: boolean;
+  store?: string;
+}
+
+export interface CliContext {
+  io: Io;
+  program: Command;
+  globals: () => Globals;
+  engine: () => Promise<Engine>;
+  actor: () => Actor;
+  out: (json: unknown, human: () => string) => void;
+}
+
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+const parseField = (v: string, prev: Record<string, string> = {}) => {
+  const i = v.indexOf('=');
+  if (i <= 0)
+    throw new MnemeError('invalid', `--field "${v}" is not key=value`, {
+      hint: 'write --field subject=billing',
+    });
+  return { ...prev, [v.slice(0, i).trim()]: v.slice(i + 1) };
+};
+const parseIntOpt = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1)
+    throw new MnemeError('invalid', `${name} must be a positive integer, not "${v}"`);
+  return n;
+};
+
+function contentOptions(cmd: Command, requireAbstract: boolean): Command {
+  return cmd
+    .addOption(
+      new Option(
+        '--abstract <text>',
+        'one line (≤ 240 chars): what gets searched and injected',
+      ).makeOptionMandatory(requireAbstract),
+    )
+    .option('--body <text>', 'Markdown detail')
+    .option('--body-file <file>', 'read the body from a file ("-" for stdin)')
+    .option('--field <key=value>', 'a schema field, e.g. subject=billing (repeatable)', parseField)
+    .option('--tag <tag>', 'a tag (repeatable)', collect)
+    .option('--valid-from <iso>', 'when the fact started to hold')
+    .option('--valid-to <iso>', 'when the fact stopped holding')
+    .option(
+      '--applies-to <glob>',
+      'files this applies to, e.g. src/billing/** (repeatable)',
+      collect,
+    )
+    .option('--reason <text>', 'why (recorded in the journal)')
+    .option(
+      '--idempotency-key <key>',
+      'replaying the same request with this key returns the first result',
+    );
+}
+
+function readBody(o: { body?: string; bodyFile?: string }): string | undefined {
+  if (o.body !== undefined && o.bodyFile !== undefined)
+    throw new MnemeError('invalid', 'pass --body or --body-file, not both');
+  if (o.bodyFile === undefined) return o.body;
+  try {
+    const buf = fs.readFileSync(o.bodyFile === '-' ? 0 : o.bodyFile);
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(buf);
+    return text;
+  } catch (e) {
+    if (e instanceof TypeError)
+      throw new MnemeError('invalid', `${o.bodyFile} is not valid UTF-8 text`);
+    throw new MnemeError('invalid', `cannot read ${o.bodyFile}: ${(e as Error).message}`);
+  }
+}
+
+type ContentFlags = {
+  abstract?: string;
+  body?: string;
+  bodyFile?: string;
+  field?: Record<string, string>;
+  tag?: string[];
+  validFrom?: string;
+  validTo?: string;
+  appliesTo?: string[];
+  reason?: string;
+  idempotencyKey?: string;
+};
+
+function contentPayload(o: ContentFlags) {
+  return {
+    abstract: o.abstract,
+    body: readBody(o),
+    fields: o.field,
+    tags: o.tag,
+    valid_from: o.validFrom,
+    valid_to: o.validTo,
+    applies_to: o.appliesTo,
+    reason: o.reason,
+    idempotency_key: o.idempotencyKey,
+  };
+}
+
+export function buildProgram(c: CliContext): Command {
+  const program = c.program;
+  program
+    .name('mneme')
+    .description(
+      'Memory for coding agents that stays correct: corrected values stay corrected, forgotten ones stay gone.',
+    )
+    .option('--json', 'print machine-readable JSON')
+    .option('--store <dir>', 'the store directory (default: $MNEME_HOME or ~/.mneme)')
+    .showHelpAfterError('(run `mneme --help` for usage)');
+
+  contentOptions(program.command('remember').description('store a new memory'), true)
+    .requiredOption(
+      '--type <type>',
+      'decision, constraint, procedure, fact, preference, lesson, incident, reference, event, profile',
+    )
+    .option('--global', 'store in the global scope instead of this project')
+    .option('--source <path>', 'bind the memory to a file (path[#symbol])')
+    .action(async (o: ContentFlags & { type: string; global?: boolean }) => {
+      const engine = await c.engine();
+      const [r] = await engine.apply(
+        [{ op: 'remember', type: o.type, ...contentPayload(o), global: o.global }],
+        c.actor(),
+      );
+      c.out(r, () =>
+        r!.unchanged
+          ? `unchanged: ${r!.id} rev ${r!.rev} already says this`
+          : `remembered ${r!.id} rev ${r!.rev} (trust ${r!.trust})${r!.quarantined ? ' — QUARANTINED for review' : ''}${r!.redacted ? ` — redacted: ${r!.redacted.join(', ')}` : ''}`,
+      );
+    });
+
+  program
+    .command('recall')
+    .description('search memories of this project and the global scope')
+    .argument('<query...>', 'what to look for')
+    .option('--limit <n>', 'how many results', parseIntOpt('--limit'), 10)
+    .option('--as-of <iso>', 'what held at this time (validity time)')
+    .option('--known-at <iso>', 'what the store believed at this time (transaction time)')
+    .option('--explain', 'show score parts and what was excluded and why')
+    .addOption(
+      new Option('--min-trust <level>', 'trust floor').choices([
+        'untrusted',
+        'claimed',
+        'verified',
+        'confirmed',
+      ]),
+    )
+    .action(
+      async (
+        words: string[],
+        o: {
+          limit: number;
+          asOf?: string;
+          knownAt?: string;
+          explain?: boolean;
+          minTrust?: 'untrusted';
+        },
+      ) => {
+        const engine = await c.engine();
+        const r = await engine.recall(words.join(' '), {
+          limit: o.limit,
+          asOf: o.asOf,
+          knownAt: o.knownAt,
+          explain: o.explain,
+          minTrust: o.minTrust,
+          actor: c.actor(),
+        });
+        c.out(r, () => formatRecall(r));
+      },
+    );
+
+  program
+    .command('read')
+    .description('open one memory')
+    .argument('<id>')
+    .addOption(
+      new Option('--level <level>', 'how deep')
+        .choices(['abstract', 'outline', 'full'])
+        .default('full'),
+    )
+    .action(async (id: string, o: { level: ReadLevel }) => {
+      const engine = await c.engine();
+      const r = await engine.read(id, o.level);
+      c.out(r, () =>
+        [
+          `${r.handle} ${r.type} rev ${r.rev} · ${r.status} · trust ${r.trust}${r.quarantine ? ` · QUARANTINED (${r.quarantine})` : ''}`,
+          `scope ${r.scope} · valid ${day(r.valid_from)} → ${day(r.valid_to)} · recorded ${day(r.recorded_at)}`,
+          Object.keys(r.fields).length
+            ? `fields: ${Object.entries(r.fields)
+                .map(([k, v]) => `${k}=${v}`)
+                .join(', ')}`
+            : '',
+          r.tags.length ? `tags: ${r.tags.join(', ')}` : '',
+          '',
+          r.abstract,
+          r.body ? `\n${r.body}` : '',
+        ]
+          .filter((l, i) => l !== '' || i === 4)
+          .join('\n'),
+      );
+    });
+
+  for (const verb of ['supersede', 'correct'] as const) {
+    contentOptions(
+      program
+        .command(verb)
+        .description(
+          verb === 'supersede'
+            ? 'record that the fact changed: a new revision replaces the old from --valid-from (default now)'
+            : 'fix a wrong value: a new revision replaces it, the old one is rejected',
+        )
+        .argument('<id>'),
+      false,
+    )
+      .option(
+        '--expected-rev <n>',
+        'refuse if the memory has moved past this revision',
+        parseIntOpt('--expected-rev'),
+      )
+      .action(async (id: string, o: ContentFlags & { expectedRev?: number }) => {
+        const engine = await c.engine();
+        const [r] = await engine.apply(
+          [{ op: verb, id, expected_rev: o.expectedRev, ...contentPayload(o) }],
+          c.actor(),
+        );
+        c.out(
+          r,
+          () => `${verb === 'supersede' ? 'superseded' : 'corrected'} ${r!.id}: now rev ${r!.rev}`,
+        );
+      });
+  }
+
+  const retract = async (
+    id: string,
+    o: { reason?: string; reject?: boolean; expectedRev?: number; idempotencyKey?: string },
+    reject: boolean,
+  ) => {
+    const engine = await c.engine();
+    const [r] = await engine.apply(
+      [
+        {
+          op: 'retract',
+          id,
+          reason: o.reason,
+          reject,
+          expected_rev: o.expectedRev,
+          idempotency_key: o.idempotencyKey,
+        },
+      ],
+      c.actor(),
+    );
+    c.out(
+      r,
+      () =>
+        `${reject ? 'forgot' : 'retracted'} ${r!.id} (rev ${r!.rev}); it stays readable in \`mneme history ${r!.id}\``,
+    );
+  };
+  program
+    .command('retract')
+    .description('withdraw a memory; with --reject the value was wrong and is not allowed back')
+    .argument('<id>')
+    .option('--reason <text>', 'why')
+    .option('--reject', 'the value was wrong: arm a tombstone so it cannot come back')
+    .option(
+      '--expected-rev <n>',
+      'refuse if the memory has moved past this revision',
+      parseIntOpt('--expected-rev'),
+    )
+    .option('--idempotency-key <key>')
+    .action(
+      (
+        id: string,
+        o: { reason?: string; reject?: boolean; expectedRev?: number; idempotencyKey?: string },
+      ) => retract(id, o, o.reject === true),
+    );
+  program
+    .command('forget')
+    .description('retract --reject: withdraw a wrong value and keep it from coming back')
+    .argument('<id>')
+    .option('--reason <text>', 'why')
+    .option('--idempotency-key <key>')
+    .action((id: string, o: { reason?: string; idempotencyKey?: string }) => retract(id, o, true));
+
+  program
+    .command('history')
+    .description('every revision of a memory, oldest first')
+    .argument('<id>')
+    .action(async (id: string) => {
+      const engine = await c.engine();
+      const h = await engine.history(id);
+      c.out(h, () =>
+        table([
+          ['rev', 'status', 'trust', 'valid', 'recorded', 'retired', 'by', 'abstract'],
+          ...h.revisions.map((r) => [
+            String(r.rev),
+            r.status,
+            r.trust,
+            `${day(r.valid_from)} → ${day(r.valid_to)}`,
+            day(r.recorded_at),
+            day(r.retired_at),
+            r.actor.kind,
+            r.abstract,
+          ]),
+        ]),
+      );
+    });
+
+  program
+    .command('log')
+    .description('the mutation journal, newest first')
+    .option('--limit <n>', 'how many entries', parseIntOpt('--limit'), 20)
+    .option('--id <id>', 'only entries about this memory')
+    .option('--actor <kind>', 'only entries by this kind of actor')
+    .option('--op <op>', 'only this operation')
+    .action(async (o: { limit: number; id?: string; actor?: string; op?: string }) => {
+      const engine = await c.engine();
+      const entries = await engine.log({
+        limit: o.limit,
+        id: o.id,
+        actorKind: o.actor,
+        op: o.op,
+        reverse: true,
+      });
+      c.out({ entries }, () =>
+        entries.length === 0
+          ? 'the journal is empty'
+          : table(
+              entries.map((e) => [
+                `#${e.seq}`,
+                day(e.at),
+                e.actor.kind,
+                e.op,
+                e.target ? `${e.target.id}${e.after ? ` rev ${e.after.rev}` : ''}` : '',
+                e.reason ?? '',
+              ]),
+            ),
+      );
+    });
+
+  program
+    .command('journal')
+    .description('the hash-chained journal')
+    .command('verify')
+    .description('check the chain: any edit, deletion or reordering is found')
+    .action(async () => {
+      const engine = await c.engine();
+      const r = await engine.verifyJournal();
+      c.out(r, () =>
+        r.ok
+          ? `journal ok: ${r.entries} entries, head #${r.head.seq} ${r.head.hash.slice(0, 12)}`
+          : `journal BROKEN at entry ${r.firstBad!.seq ?? `line ${r.firstBad!.position}`}: ${r.firstBad!.problem}`,
+      );
+      if (!r.ok) throw new ExitCode(2);
+    });
+
+  program
+    .command('rebuild')
+    .description('drop the index and rebuild it from the files (loses nothing)')
+    .action(async () => {
+      const engine = await c.engine();
+      const r = await engine.rebuild();
+      c.out(
+        r,
+        () =>
+          `rebuilt the index: ${r.memories} memories, ${r.revisions} revisions, ${r.journalEntries} journal entries${r.problems.length ? `\nproblems:\n  ${r.problems.join('\n  ')}` : ''}${r.handEdits.length ? `\nhand-edited files: ${r.handEdits.map((h) => h.path).join(', ')}` : ''}`,
+      );
+    });
+
+  program
+    .command('export')
+    .description('write every memory of this project and global, with all revisions, as a bundle')
+    .option('--out <file>', 'write here instead of stdout')
+    .action(async (o: { out?: string }) => {
+      const engine = await c.engine();
+      const bundle = await engine.exportBundle();
+      const text = `${JSON.stringify(bundle, null, 2)}\n`;
+      if (o.out) {
+        fs.writeFileSync(o.out, text);
+        c.out(
+          { out: o.out, memories: bundle.memories.length },
+          () => `exported ${bundle.memories.length} memories to ${o.out}`,
+        );
+      } else {
+        c.io.stdout(text);
+      }
+    });
+
+  program
+    .command('import')
+    .description('apply a bundle through the write path (imported memories arrive untrusted)')
+    .argument('<file>')
+    .action(async (file: string) => {
+      const engine = await c.engine();
+      let text: string;
+      try {
+        text = fs.readFileSync(file, 'utf8');
+      } catch (e) {
+        throw new MnemeError('invalid', `cannot read ${file}: ${(e as Error).message}`);
+      }
+      const r = await engine.importBundle(text, file, { ...c.actor(), kind: 'import' });
+      c.out(
+        r,
+        () =>
+          `imported ${r.imported} revisions (${r.unchanged} already present) from ${r.memories} memories${r.refused.length ? `\nrefused:\n  ${r.refused.map((x) => `${x.id} rev ${x.rev}: ${x.message}`).join('\n  ')}` : ''}`,
+      );
+      if (r.refused.length > 0) throw new ExitCode(2);
+    });
+
+  program
+    .command('status')
+    .description('what this store holds and which project this directory is')
+    .action(async () => {
+      const engine = await c.engine();
+      const s = await engine.status();
+      c.out(s, () =>
+        [
+          `store    ${s.location} (${s.backend})`,
+          `project  ${s.project ?? '—'}  ${s.identity ?? ''}`,
+          `memories ${s.activeMemories} active of ${s.memories}, ${s.revisions} revisions`,
+          `journal  #${s.journalHead.seq} ${s.journalHead.hash.slice(0, 12)}`,
+          ...Object.entries(s.byType).map(([k, v]) => `  ${k}: ${v}`),
+        ].join('\n'),
+      );
+    });
+
+  return program;
+}
+
+/** Thrown by a command that succeeded in printing but must exit non-zero. */
+export class ExitCode extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
+
+export async function run(
+  argv: string[],
+  io: Io,
+  extend?: (c: CliContext) => void,
+): Promise<number> {
+  let engine: Engine | null = null;
+  const program = new Command();
+  program.exitOverride();
+  program.configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) });
+  const globals = () => program.opts<Globals>();
+  const marker = agentSessionMarker(io.env);
+  const c: CliContext = {
+    io,
+    program,
+    globals,
+    engine: async () => {
+      engine ??= await openEngine({
+        store: globals().store,
+        cwd: io.cwd,
+        env: io.env,
+        surface: marker ? 'agent' : 'human',
+      });
+      return engine;
+    },
+    actor: () => ({ kind: marker ? 'agent' : 'human', surface: 'cli' }),
+    out: (json, human) =>
+      io.stdout(`${globals().json ? JSON.stringify(json, null, 2) : human()}\n`),
+  };
+  buildProgram(c);
+  extend?.(c);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (e) {
+    if (e instanceof ExitCode) return e.code;
+    if (e instanceof CommanderError) {
+      if (
+        e.code === 'commander.helpDisplayed' ||
+        e.code === 'commander.help' ||
+        e.code === 'commander.version'
+      )
+        return 0;
+      return 1;
+    }
+    const err = e instanceof MnemeError ? e : null;
+    const code = err ? EXIT[err.code] : 3;
+    if (globals().json) {
+      io.stdout(
+        `${JSON.stringify({ error: err ? err.toJSON() : { code: 'internal', message: 'internal error; see stderr' } }, null, 2)}\n`,
+      );
+    }
+    if (err) io.stderr(`mneme: ${err.message}${err.hint ? `\n  hint: ${err.hint}` : ''}\n`);
+    else io.stderr(`mneme: internal error: ${(e as Error).stack ?? String(e)}\n`);
+    return code;
+  } finally {
+    if (engine) await (engine as Engine).close();
+  }
+}

@@ -139,11 +139,12 @@ async function exclusionTrace(
   const out: ExcludedResult[] = [];
   const seen = new Set<string>();
   for (const { view } of await ctx.store.nearest(terms, 40)) {
-    const key = `${view.id}#${view.rev}`;
-    if (served.has(view.id) || seen.has(key)) continue;
-    seen.add(key);
+    // A served memory's older revisions are listed too: "rev 1 superseded by rev 2" is the point.
+    // One entry per memory: its best-matching excluded revision.
+    if (served.has(`${view.id}#${view.rev}`) || seen.has(view.id)) continue;
     const reason = exclusionReason(view, eligibility);
     if (reason === null) continue; // eligible, just ranked below the limit
+    seen.add(view.id);
     // Another project's memory is named as excluded, but its text is not shown.
     const foreign = reason === 'other_scope';
     if (foreign && ctx.surface === 'agent') continue;

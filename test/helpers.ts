@@ -37,7 +37,12 @@ export function testClock(start = '2026-01-01T00:00:00.000Z'): TestClock {
   return clock;
 }
 
-export function engineFor(store: Store, project: string | null, clock: Clock, surface: 'human' | 'agent' = 'human'): Engine {
+export function engineFor(
+  store: Store,
+  project: string | null,
+  clock: Clock,
+  surface: 'human' | 'agent' = 'human',
+): Engine {
   const binding: Binding = { project, identity: project };
   return new Engine({ store, clock, registry: new SchemaRegistry(), binding, surface });
 }
@@ -49,10 +54,24 @@ export interface CliResult {
   json: () => any; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
-export function cli(args: string[], opts: { home: string; cwd?: string; env?: Record<string, string>; input?: string }): CliResult {
-  const env: NodeJS.ProcessEnv = { ...process.env, MNEME_HOME: opts.home, MNEME_DURABLE: '0', ...opts.env };
-  for (const k of ['CLAUDECODE', 'CLAUDE_CODE_ENTRYPOINT', 'MNEME_AGENT', 'CODEX_SANDBOX']) if (!opts.env?.[k]) delete env[k];
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? opts.home, env, encoding: 'utf8', input: opts.input ?? '' });
+export function cli(
+  args: string[],
+  opts: { home: string; cwd?: string; env?: Record<string, string>; input?: string },
+): CliResult {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    MNEME_HOME: opts.home,
+    MNEME_DURABLE: '0',
+    ...opts.env,
+  };
+  for (const k of ['CLAUDECODE', 'CLAUDE_CODE_ENTRYPOINT', 'MNEME_AGENT', 'CODEX_SANDBOX'])
+    if (!opts.env?.[k]) delete env[k];
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: opts.cwd ?? opts.home,
+    env,
+    encoding: 'utf8',
+    input: opts.input ?? '',
+  });
   return {
     code: r.status ?? -1,
     stdout: r.stdout,

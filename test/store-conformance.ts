@@ -6,7 +6,11 @@ import { describe, it } from 'node:test';
 import type { Store } from '../src/store/port.js';
 import { AGENT, HUMAN, PROJECT_A, PROJECT_B, engineFor, testClock } from './helpers.js';
 
-export type StoreFactory = () => Promise<{ store: Store; reopen?: () => Promise<Store>; cleanup: () => Promise<void> }>;
+export type StoreFactory = () => Promise<{
+  store: Store;
+  reopen?: () => Promise<Store>;
+  cleanup: () => Promise<void>;
+}>;
 
 const ids = (r: { results: { id: string }[] }) => r.results.map((x) => x.id);
 const abstracts = (r: { results: { abstract: string }[] }) => r.results.map((x) => x.abstract);
@@ -20,13 +24,20 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       const b = engineFor(f.store, PROJECT_B, clock);
       return { ...f, clock, a, b };
     };
-    const remember = async (e: ReturnType<typeof engineFor>, abstract: string, extra: Record<string, unknown> = {}) =>
-      (await e.apply([{ op: 'remember', type: 'fact', abstract, ...extra }], HUMAN))[0]!;
+    const remember = async (
+      e: ReturnType<typeof engineFor>,
+      abstract: string,
+      extra: Record<string, unknown> = {},
+    ) => (await e.apply([{ op: 'remember', type: 'fact', abstract, ...extra }], HUMAN))[0]!;
 
     it('round-trips a memory and chains its journal entry', async () => {
       const f = await fixture();
       try {
-        const r = await remember(f.a, 'The deploy script lives in scripts/deploy.sh', { body: 'Run it from the repo root.', fields: { subject: 'deploy script' }, tags: ['ops'] });
+        const r = await remember(f.a, 'The deploy script lives in scripts/deploy.sh', {
+          body: 'Run it from the repo root.',
+          fields: { subject: 'deploy script' },
+          tags: ['ops'],
+        });
         const got = await f.a.read(r.id);
         assert.equal(got.abstract, 'The deploy script lives in scripts/deploy.sh');
         assert.equal(got.body, 'Run it from the repo root.');
@@ -51,7 +62,11 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         assert.ok(ids(r).includes(mineA.id), 'own project memory is served');
         assert.ok(ids(r).includes(glob.id), 'global memory is served');
         assert.ok(!ids(r).includes(mineB.id), 'other project memory is not served');
-        assert.ok(r.excluded!.some((x) => x.id === mineB.id && x.reason === 'other_scope' && x.abstract === undefined));
+        assert.ok(
+          r.excluded!.some(
+            (x) => x.id === mineB.id && x.reason === 'other_scope' && x.abstract === undefined,
+          ),
+        );
         const rb = await f.b.recall('deploys production staging');
         assert.ok(ids(rb).includes(mineB.id) && !ids(rb).includes(mineA.id));
         await assert.rejects(f.b.read(mineA.id), /no memory/);
@@ -63,15 +78,22 @@ export function storeConformance(name: string, factory: StoreFactory): void {
     it('a superseded value is not served; its successor is', async () => {
       const f = await fixture();
       try {
-        const m = await remember(f.a, 'The primary database is MySQL 5.7', { fields: { subject: 'primary database' } });
+        const m = await remember(f.a, 'The primary database is MySQL 5.7', {
+          fields: { subject: 'primary database' },
+        });
         f.clock.advance(60_000);
-        await f.a.apply([{ op: 'supersede', id: m.id, abstract: 'The primary database is Postgres 16' }], HUMAN);
+        await f.a.apply(
+          [{ op: 'supersede', id: m.id, abstract: 'The primary database is Postgres 16' }],
+          HUMAN,
+        );
         f.clock.advance(1);
         const r = await f.a.recall('primary database MySQL Postgres', { explain: true });
         assert.deepEqual(abstracts(r), ['The primary database is Postgres 16']);
         const old = await f.a.recall('MySQL', { explain: true });
         assert.ok(!abstracts(old).includes('The primary database is MySQL 5.7'));
-        assert.ok(old.excluded!.some((x) => x.id === m.id && x.rev === 1 && x.reason === 'superseded'));
+        assert.ok(
+          old.excluded!.some((x) => x.id === m.id && x.rev === 1 && x.reason === 'superseded'),
+        );
       } finally {
         await f.cleanup();
       }
@@ -94,9 +116,14 @@ export function storeConformance(name: string, factory: StoreFactory): void {
     it('a corrected (rejected) value is not served; the correction is', async () => {
       const f = await fixture();
       try {
-        const m = await remember(f.a, 'The API rate limit is 50 requests per second', { fields: { subject: 'api rate limit' } });
+        const m = await remember(f.a, 'The API rate limit is 50 requests per second', {
+          fields: { subject: 'api rate limit' },
+        });
         f.clock.advance(1000);
-        await f.a.apply([{ op: 'correct', id: m.id, abstract: 'The API rate limit is 500 requests per second' }], HUMAN);
+        await f.a.apply(
+          [{ op: 'correct', id: m.id, abstract: 'The API rate limit is 500 requests per second' }],
+          HUMAN,
+        );
         const r = await f.a.recall('API rate limit requests', { explain: true });
         assert.deepEqual(abstracts(r), ['The API rate limit is 500 requests per second']);
         assert.ok(r.excluded!.some((x) => x.id === m.id && x.rev === 1 && x.reason === 'rejected'));
@@ -108,8 +135,13 @@ export function storeConformance(name: string, factory: StoreFactory): void {
     it('not-yet-valid and no-longer-valid memories are not served; valid ones are', async () => {
       const f = await fixture();
       try {
-        const future = await remember(f.a, 'Feature flags move to LaunchDarkly', { valid_from: '2027-01-01' });
-        const past = await remember(f.a, 'Feature flags lived in a YAML file', { valid_from: '2020-01-01', valid_to: '2025-01-01' });
+        const future = await remember(f.a, 'Feature flags move to LaunchDarkly', {
+          valid_from: '2027-01-01',
+        });
+        const past = await remember(f.a, 'Feature flags lived in a YAML file', {
+          valid_from: '2020-01-01',
+          valid_to: '2025-01-01',
+        });
         const now = await remember(f.a, 'Feature flags are read at startup');
         const r = await f.a.recall('feature flags', { explain: true });
         assert.deepEqual(ids(r), [now.id]);
@@ -126,13 +158,23 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       const f = await fixture();
       try {
         f.clock.set('2026-01-10T00:00:00.000Z');
-        const m = await remember(f.a, 'Team lead is Ana', { fields: { subject: 'team lead' }, valid_from: '2024-01-01' });
+        const m = await remember(f.a, 'Team lead is Ana', {
+          fields: { subject: 'team lead' },
+          valid_from: '2024-01-01',
+        });
         f.clock.set('2026-02-10T00:00:00.000Z');
-        await f.a.apply([{ op: 'supersede', id: m.id, abstract: 'Team lead is Bruno', valid_from: '2025-01-01' }], HUMAN);
+        await f.a.apply(
+          [{ op: 'supersede', id: m.id, abstract: 'Team lead is Bruno', valid_from: '2025-01-01' }],
+          HUMAN,
+        );
         f.clock.set('2026-03-10T00:00:00.000Z');
-        await f.a.apply([{ op: 'supersede', id: m.id, abstract: 'Team lead is Chen', valid_from: '2026-03-01' }], HUMAN);
+        await f.a.apply(
+          [{ op: 'supersede', id: m.id, abstract: 'Team lead is Chen', valid_from: '2026-03-01' }],
+          HUMAN,
+        );
         f.clock.set('2026-04-01T00:00:00.000Z');
-        const at = async (o: { asOf?: string; knownAt?: string }) => abstracts(await f.a.recall('team lead', o));
+        const at = async (o: { asOf?: string; knownAt?: string }) =>
+          abstracts(await f.a.recall('team lead', o));
         assert.deepEqual(await at({}), ['Team lead is Chen']);
         assert.deepEqual(await at({ asOf: '2024-06-01' }), ['Team lead is Ana']);
         assert.deepEqual(await at({ asOf: '2025-06-01' }), ['Team lead is Bruno']);
@@ -140,7 +182,9 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         // What the store believed on 2026-01-20 (before Bruno was recorded): Ana, still valid.
         assert.deepEqual(await at({ knownAt: '2026-01-20' }), ['Team lead is Ana']);
         assert.deepEqual(await at({ knownAt: '2026-02-20' }), ['Team lead is Bruno']);
-        assert.deepEqual(await at({ knownAt: '2026-02-20', asOf: '2024-06-01' }), ['Team lead is Ana']);
+        assert.deepEqual(await at({ knownAt: '2026-02-20', asOf: '2024-06-01' }), [
+          'Team lead is Ana',
+        ]);
         assert.deepEqual(await at({ knownAt: '2025-12-01' }), []);
       } finally {
         await f.cleanup();
@@ -151,13 +195,22 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       const f = await fixture();
       try {
         f.clock.set('2026-01-01T00:00:00.000Z');
-        const m = await remember(f.a, 'Builds run on Node 18', { fields: { subject: 'build node version' }, valid_from: '2025-01-01' });
+        const m = await remember(f.a, 'Builds run on Node 18', {
+          fields: { subject: 'build node version' },
+          valid_from: '2025-01-01',
+        });
         f.clock.set('2026-02-01T00:00:00.000Z');
         await f.a.apply([{ op: 'correct', id: m.id, abstract: 'Builds run on Node 20' }], HUMAN);
         f.clock.set('2026-03-01T00:00:00.000Z');
-        assert.deepEqual(abstracts(await f.a.recall('builds node', { knownAt: '2026-01-15' })), ['Builds run on Node 18']);
-        assert.deepEqual(abstracts(await f.a.recall('builds node', { knownAt: '2026-02-15' })), ['Builds run on Node 20']);
-        assert.deepEqual(abstracts(await f.a.recall('builds node', { asOf: '2025-06-01' })), ['Builds run on Node 20']);
+        assert.deepEqual(abstracts(await f.a.recall('builds node', { knownAt: '2026-01-15' })), [
+          'Builds run on Node 18',
+        ]);
+        assert.deepEqual(abstracts(await f.a.recall('builds node', { knownAt: '2026-02-15' })), [
+          'Builds run on Node 20',
+        ]);
+        assert.deepEqual(abstracts(await f.a.recall('builds node', { asOf: '2025-06-01' })), [
+          'Builds run on Node 20',
+        ]);
       } finally {
         await f.cleanup();
       }
@@ -166,12 +219,20 @@ export function storeConformance(name: string, factory: StoreFactory): void {
     it('idempotency keys replay the same request and refuse a different one', async () => {
       const f = await fixture();
       try {
-        const op = { op: 'remember', type: 'fact', abstract: 'Logs ship to Loki', idempotency_key: 'k-1' };
+        const op = {
+          op: 'remember',
+          type: 'fact',
+          abstract: 'Logs ship to Loki',
+          idempotency_key: 'k-1',
+        };
         const [first] = await f.a.apply([op], AGENT);
         const [again] = await f.a.apply([op], AGENT);
         assert.equal(again!.id, first!.id);
         assert.equal(again!.replayed, true);
-        await assert.rejects(f.a.apply([{ ...op, abstract: 'Logs ship to Elastic' }], AGENT), (e: Error & { code?: string }) => e.code === 'conflict');
+        await assert.rejects(
+          f.a.apply([{ ...op, abstract: 'Logs ship to Elastic' }], AGENT),
+          (e: Error & { code?: string }) => e.code === 'conflict',
+        );
         assert.equal((await f.a.recall('logs ship')).results.length, 1);
       } finally {
         await f.cleanup();
@@ -181,15 +242,32 @@ export function storeConformance(name: string, factory: StoreFactory): void {
     it('a stale expected_rev is a conflict and changes nothing; the right one applies', async () => {
       const f = await fixture();
       try {
-        const m = await remember(f.a, 'Retries use exponential backoff', { fields: { subject: 'retries' } });
+        const m = await remember(f.a, 'Retries use exponential backoff', {
+          fields: { subject: 'retries' },
+        });
         f.clock.advance(1000);
-        await f.a.apply([{ op: 'supersede', id: m.id, expected_rev: 1, abstract: 'Retries use jittered backoff' }], HUMAN);
+        await f.a.apply(
+          [
+            {
+              op: 'supersede',
+              id: m.id,
+              expected_rev: 1,
+              abstract: 'Retries use jittered backoff',
+            },
+          ],
+          HUMAN,
+        );
         f.clock.advance(1000);
         await assert.rejects(
-          f.a.apply([{ op: 'supersede', id: m.id, expected_rev: 1, abstract: 'Retries are disabled' }], HUMAN),
+          f.a.apply(
+            [{ op: 'supersede', id: m.id, expected_rev: 1, abstract: 'Retries are disabled' }],
+            HUMAN,
+          ),
           (e: Error & { code?: string }) => e.code === 'conflict' && /rev 2/.test(e.message),
         );
-        assert.deepEqual(abstracts(await f.a.recall('retries backoff disabled')), ['Retries use jittered backoff']);
+        assert.deepEqual(abstracts(await f.a.recall('retries backoff disabled')), [
+          'Retries use jittered backoff',
+        ]);
         const log = await f.a.log({ op: 'refuse' });
         assert.equal(log.length, 1, 'the refusal is journaled');
       } finally {
@@ -205,7 +283,10 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         assert.notEqual(a.id, b.id);
         assert.deepEqual(abstracts(await f.a.recall('auth')), ['Auth uses sessions']);
         assert.deepEqual(abstracts(await f.b.recall('auth')), ['Auth uses JWT']);
-        await assert.rejects(remember(f.a, 'Auth uses magic links', { fields: { subject: 'auth' } }), /already exists/);
+        await assert.rejects(
+          remember(f.a, 'Auth uses magic links', { fields: { subject: 'auth' } }),
+          /already exists/,
+        );
       } finally {
         await f.cleanup();
       }
@@ -229,22 +310,32 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       const f = await fixture();
       try {
         f.clock.set('2026-01-01T00:00:00.000Z');
-        const m = await remember(f.a, 'Release train is weekly', { fields: { subject: 'release train' } });
+        const m = await remember(f.a, 'Release train is weekly', {
+          fields: { subject: 'release train' },
+        });
         f.clock.set('2026-02-01T00:00:00.000Z');
-        await f.a.apply([{ op: 'supersede', id: m.id, abstract: 'Release train is biweekly' }], HUMAN);
+        await f.a.apply(
+          [{ op: 'supersede', id: m.id, abstract: 'Release train is biweekly' }],
+          HUMAN,
+        );
         f.clock.set('2026-03-01T00:00:00.000Z');
         await f.a.apply([{ op: 'retract', id: m.id, reason: 'no more trains' }], HUMAN);
         const h = await f.a.history(m.id);
-        assert.deepEqual(h.revisions.map((r) => [r.rev, r.status, r.abstract]), [
-          [1, 'superseded', 'Release train is weekly'],
-          [2, 'retracted', 'Release train is biweekly'],
-          [3, 'retracted', 'Release train is biweekly'],
-        ]);
+        assert.deepEqual(
+          h.revisions.map((r) => [r.rev, r.status, r.abstract]),
+          [
+            [1, 'superseded', 'Release train is weekly'],
+            [2, 'retracted', 'Release train is biweekly'],
+            [3, 'retracted', 'Release train is biweekly'],
+          ],
+        );
         assert.equal(h.revisions[0]!.valid_to, '2026-02-01T00:00:00.000Z');
         assert.equal(h.revisions[0]!.retired_at, '2026-02-01T00:00:00.000Z');
         assert.equal(h.revisions[1]!.retired_at, '2026-03-01T00:00:00.000Z');
         assert.deepEqual(ids(await f.a.recall('release train')), []);
-        assert.deepEqual(abstracts(await f.a.recall('release train', { knownAt: '2026-02-15' })), ['Release train is biweekly']);
+        assert.deepEqual(abstracts(await f.a.recall('release train', { knownAt: '2026-02-15' })), [
+          'Release train is biweekly',
+        ]);
       } finally {
         await f.cleanup();
       }
@@ -258,7 +349,10 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         await remember(f.b, 'Queue is Kafka');
         await f.a.apply([{ op: 'retract', id: dead.id }], HUMAN);
         const cur = await f.store.listCurrent([PROJECT_A, 'global']);
-        assert.deepEqual(cur.map((v) => v.id), [live.id]);
+        assert.deepEqual(
+          cur.map((v) => v.id),
+          [live.id],
+        );
         const all = await f.store.listCurrent([PROJECT_A], { includeEnded: true });
         assert.deepEqual(all.map((v) => v.id).sort(), [live.id, dead.id].sort());
       } finally {
@@ -273,10 +367,19 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         await remember(f.a, 'Payments retries happen in a worker');
         await remember(f.b, 'Payments use Adyen');
         f.clock.advance(1000);
-        await f.a.apply([{ op: 'supersede', id: m.id, abstract: 'Payments use Stripe and PayPal' }], HUMAN);
-        const before = await f.a.recall('payments stripe worker', { explain: true, logUsage: false });
+        await f.a.apply(
+          [{ op: 'supersede', id: m.id, abstract: 'Payments use Stripe and PayPal' }],
+          HUMAN,
+        );
+        const before = await f.a.recall('payments stripe worker', {
+          explain: true,
+          logUsage: false,
+        });
         await f.store.rebuild();
-        const after = await f.a.recall('payments stripe worker', { explain: true, logUsage: false });
+        const after = await f.a.recall('payments stripe worker', {
+          explain: true,
+          logUsage: false,
+        });
         assert.ok(before.results.length >= 2);
         assert.deepEqual(after, before);
         assert.equal((await f.a.verifyJournal()).ok, true);

@@ -4,6 +4,8 @@
 // conformance suite in test/store-conformance.ts.
 import type { Eligibility } from '../core/eligibility.js';
 import type { ChainHead, JournalBody, JournalEntry } from '../core/journal.js';
+import type { Tombstone } from '../core/normalize.js';
+import type { Proposal } from '../core/proposal.js';
 import type { QueryTerm } from '../core/text.js';
 import type { Revision, RevisionView } from '../core/types.js';
 
@@ -27,6 +29,16 @@ export interface CommitRequest {
   body: JournalBody;
   /** The new revision to persist, or null for entries that change no memory (refusals…). */
   revision: Revision | null;
+  /** Arm a tombstone, or lift one (by key and scope). Tombstones are truth, never expire. */
+  tombstone?: { arm: Tombstone } | { lift: { key: string; scope: string } };
+  /** The new full state of a proposal (created or decided). */
+  proposal?: Proposal;
+}
+
+export interface ProposalQuery {
+  state?: Proposal['state'];
+  scopes?: string[];
+  id?: string;
 }
 
 export interface UsageEvent {
@@ -95,6 +107,11 @@ export interface Store {
   /** Current revisions of live lineages in the given scopes (export, injection, maintenance). */
   listCurrent(scopes: string[], opts?: { includeEnded?: boolean }): Promise<RevisionView[]>;
   journal(q: JournalQuery): Promise<JournalEntry[]>;
+  /** Armed (not lifted) tombstones of the given scopes. */
+  tombstones(scopes: string[]): Promise<Tombstone[]>;
+  proposals(q: ProposalQuery): Promise<Proposal[]>;
+  /** The usage log (state, not cache), oldest first. */
+  usage(opts?: { since?: string }): Promise<UsageEvent[]>;
   verifyJournal(): Promise<VerifyReport>;
   appendUsage(events: UsageEvent[]): Promise<void>;
   rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport>;

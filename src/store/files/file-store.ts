@@ -7,6 +7,8 @@ import path from 'node:path';
 import { MnemeError } from '../../core/errors.js';
 import { sha256 } from '../../core/hash.js';
 import type { JournalEntry } from '../../core/journal.js';
+import type { Tombstone } from '../../core/normalize.js';
+import type { Proposal } from '../../core/proposal.js';
 import { deriveLineage } from '../../core/lineage.js';
 import { parseRevision, serializeRevision } from '../../core/markdown.js';
 import type { QueryTerm } from '../../core/text.js';
@@ -14,6 +16,7 @@ import type { Revision, RevisionView } from '../../core/types.js';
 import type {
   CommitRequest,
   JournalQuery,
+  ProposalQuery,
   RebuildReport,
   SearchHit,
   SearchRequest,
@@ -38,10 +41,14 @@ export interface FileStoreOptions {
 
 interface Intent {
   seq: number;
-  id: string;
-  rev: number;
+  /** The revision being written, if any. */
+  id: string | null;
+  rev: number | null;
   /** Current-file path before the write (null for a new lineage). */
   before: string | null;
+  /** Effects applied after the journal line; redone on recovery if the line committed. */
+  tombstone?: CommitRequest['tombstone'];
+  proposal?: Proposal;
 }
 
 export class FileStore implements Store {
@@ -156,24 +163,28 @@ export class FileStore implements Store {
     let committed = false;
     if (headSeq >= intent.seq) {
       const e = this.journalFiles.all().find((x) => x.seq === intent.seq);
-      committed = e?.target?.id === intent.id && e.after?.rev === intent.rev;
+      committed =
+        e !== undefined &&
+        (intent.id === null || (e.target?.id === intent.id && e.after?.rev === intent.rev));
     }
-    const histFile = this.layout.historyFile(intent.id, intent.rev);
     if (committed) {
-      // Roll forward: the journal says it happened, so make the current file agree.
-      const lineage = this.readLineageFiles(intent.id);
-      if (lineage) this.writeCurrentFile(lineage[lineage.length - 1]!, intent.before);
+      // Roll forward: the journal says it happened, so make the files agree.
+      if (intent.id !== null) {
+        const lineage = this.readLineageFiles(intent.id);
+        if (lineage) this.writeCurrentFile(lineage[lineage.length - 1]!, intent.before);
+      }
+      this.applyAfterEffects(intent.tombstone, intent.proposal);
       return;
     }
-    // Roll back: no journal entry, so the write never happened.
-    fs.rmSync(histFile, { force: true });
+    // Roll back: no journal entry, so the write never happened. Tombstone and proposal effects
+    // are only written after the journal line, so there is nothing of theirs to undo.
+    if (intent.id === null || intent.rev === null) return;
+    fs.rmSync(this.layout.historyFile(intent.id, intent.rev), { force: true });
     const lineage = this.readLineageFiles(intent.id);
     const prev = lineage?.[lineage.length - 1];
     if (prev) {
       this.writeCurrentFile(prev, null);
-      // The crashed write may have moved the current file to a new slug path.
-      if (intent.before === null) return;
-    } else if (intent.before === null) {
+    } else {
       // A brand-new lineage that never committed: remove its current file if it was written.
       for (const f of this.findCurrentFilesFor(intent.id)) fs.rmSync(f, { force: true });
       fs.rmSync(this.layout.lineageDir(intent.id), { recursive: true, force: true });
@@ -208,32 +219,84 @@ export class FileStore implements Store {
     if (!this.locked) throw new MnemeError('internal', 'commit called without the store lock');
     const head = this.journalFiles.head();
     const r = req.revision;
+    const hasEffects = r !== null || req.tombstone !== undefined || req.proposal !== undefined;
     let views: RevisionView[] | null = null;
+    let beforePath: string | null = null;
+    let before: RevisionView[] | null = null;
     if (r) {
-      const before = this.index.lineage(r.id);
+      before = this.index.lineage(r.id);
       const prevCurrent = before?.[before.length - 1];
-      const beforePath = prevCurrent
+      beforePath = prevCurrent
         ? this.layout.currentFile(prevCurrent.scope, prevCurrent.type, prevCurrent.slug)
         : null;
-      const intent: Intent = { seq: head.seq + 1, id: r.id, rev: r.rev, before: beforePath };
+    }
+    if (hasEffects) {
+      const intent: Intent = {
+        seq: head.seq + 1,
+        id: r?.id ?? null,
+        rev: r?.rev ?? null,
+        before: beforePath,
+        ...(req.tombstone ? { tombstone: req.tombstone } : {}),
+        ...(req.proposal ? { proposal: req.proposal } : {}),
+      };
       writeFileAtomic(this.layout.intentFile, JSON.stringify(intent), this.durable);
       this.fault('after-intent');
+    }
+    if (r) {
       writeFileAtomic(this.layout.historyFile(r.id, r.rev), serializeRevision(r), this.durable);
       this.fault('after-history');
       this.writeCurrentFile(r, beforePath);
       this.fault('after-current');
       views = deriveLineage([...(before ?? []), r]);
     }
-    const entry = this.journalFiles.append(req.body);
+    const body = {
+      ...req.body,
+      ...(req.tombstone || req.proposal
+        ? {
+            data: {
+              ...(req.body.data ?? {}),
+              ...(req.tombstone ? { tombstone: req.tombstone } : {}),
+              ...(req.proposal ? { proposal: req.proposal } : {}),
+            },
+          }
+        : {}),
+    };
+    const entry = this.journalFiles.append(body);
     this.fault('after-journal');
+    this.applyAfterEffects(req.tombstone, req.proposal);
     this.index.transaction(() => {
       if (views) this.index.replaceLineage(views);
       this.index.putIdempotent(entry);
       this.index.setMeta('journal_seq', String(entry.seq));
     });
     this.fault('after-index');
-    if (r) fs.rmSync(this.layout.intentFile, { force: true });
+    if (hasEffects) fs.rmSync(this.layout.intentFile, { force: true });
     return entry;
+  }
+
+  /** Tombstone and proposal files, written after the journal line (idempotent on redo). */
+  private applyAfterEffects(
+    tombstone: CommitRequest['tombstone'],
+    proposal: Proposal | undefined,
+  ): void {
+    if (tombstone) {
+      const line =
+        'arm' in tombstone
+          ? { event: 'arm', ...tombstone.arm }
+          : { event: 'lift', ...tombstone.lift };
+      const text = JSON.stringify(line);
+      const existing = readIfExists(this.layout.tombstonesFile) ?? '';
+      if (!existing.split('\n').includes(text))
+        appendDurable(this.layout.tombstonesFile, `${text}\n`, this.durable);
+      this.tombstoneCache = null;
+    }
+    if (proposal) {
+      writeFileAtomic(
+        this.layout.proposalFile(proposal.id),
+        `${JSON.stringify(proposal, null, 2)}\n`,
+        this.durable,
+      );
+    }
   }
 
   /** memories/ holds the current revision of every live memory, and nothing else. */
@@ -298,6 +361,75 @@ export class FileStore implements Store {
     if (q.op) entries = entries.filter((e) => e.op === q.op);
     if (q.reverse) entries.reverse();
     return q.limit !== undefined ? entries.slice(0, q.limit) : entries;
+  }
+
+  private tombstoneCache: { size: number; list: Tombstone[] } | null = null;
+
+  async tombstones(scopes: string[]): Promise<Tombstone[]> {
+    let size = 0;
+    try {
+      size = fs.statSync(this.layout.tombstonesFile).size;
+    } catch {
+      return [];
+    }
+    if (!this.tombstoneCache || this.tombstoneCache.size !== size) {
+      const armed = new Map<string, Tombstone>();
+      for (const line of (readIfExists(this.layout.tombstonesFile) ?? '').split('\n')) {
+        if (line.trim() === '') continue;
+        let ev: { event?: string } & Partial<Tombstone>;
+        try {
+          ev = JSON.parse(line);
+        } catch {
+          continue; // a torn last line from a crash: never committed
+        }
+        const k = `${ev.scope}\u0000${ev.key}`;
+        if (ev.event === 'arm') {
+          const { event: _e, ...t } = ev;
+          armed.set(k, t as Tombstone);
+        } else if (ev.event === 'lift') armed.delete(k);
+      }
+      this.tombstoneCache = { size, list: [...armed.values()] };
+    }
+    const want = new Set(scopes);
+    return this.tombstoneCache.list.filter((t) => want.has(t.scope));
+  }
+
+  async proposals(q: ProposalQuery): Promise<Proposal[]> {
+    const dir = this.layout.proposalsDir;
+    const names = q.id ? [`${q.id}.json`] : safeReaddir(dir).filter((n) => n.endsWith('.json'));
+    const out: Proposal[] = [];
+    for (const n of names) {
+      if (q.id && !/^prop_[0-9A-Z]{26}$/.test(q.id)) return [];
+      const text = readIfExists(path.join(dir, n));
+      if (text === null) continue;
+      try {
+        const p = JSON.parse(text) as Proposal;
+        if (q.state && p.state !== q.state) continue;
+        if (q.scopes && !q.scopes.includes(p.scope)) continue;
+        out.push(p);
+      } catch {
+        /* reported by fsck */
+      }
+    }
+    return out.sort((a, b) =>
+      a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1,
+    );
+  }
+
+  async usage(opts: { since?: string } = {}): Promise<UsageEvent[]> {
+    const out: UsageEvent[] = [];
+    for (const f of safeReaddir(this.layout.usageDir).filter((n) => n.endsWith('.jsonl'))) {
+      for (const line of (readIfExists(path.join(this.layout.usageDir, f)) ?? '').split('\n')) {
+        if (line.trim() === '') continue;
+        try {
+          const e = JSON.parse(line) as UsageEvent;
+          if (!opts.since || e.at > opts.since) out.push(e);
+        } catch {
+          /* a torn line */
+        }
+      }
+    }
+    return out.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   }
 
   async verifyJournal(): Promise<VerifyReport> {

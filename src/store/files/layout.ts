@@ -48,6 +48,16 @@ export class Layout {
   get intentFile() {
     return this.inside('.state', 'intent.json');
   }
+  get tombstonesFile() {
+    return this.inside('tombstones.jsonl');
+  }
+  get proposalsDir() {
+    return this.inside('proposals');
+  }
+  proposalFile(id: string): string {
+    checkName(id, /^prop_[0-9A-Z]{26}$/, 'proposal id');
+    return this.inside('proposals', `${id}.json`);
+  }
   get configFile() {
     return this.inside('config.toml');
   }

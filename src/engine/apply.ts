@@ -1,30 +1,35 @@
 // The one write path (invariant 2). Every mutation from every surface arrives here as an Op:
-// validate → scope → idempotency → build the candidate revision → gates (screening, tombstones)
-// → optimistic revision check → trust from the actor → commit (files, journal, index) — all
-// under the store lock. Refusals are journaled too.
+// validate → scope → idempotency → build the candidate → gates (screening, tombstones) →
+// optimistic revision check → trust from the actor → commit (files, journal, index), all under
+// the store lock. Refusals are journaled too, and a refused value leaves no memory behind.
 import { MnemeError, invalid } from '../core/errors.js';
-import { canonicalJson, sha256 } from '../core/hash.js';
-import { isMemoryId, newMemoryId } from '../core/ids.js';
-import { LIMITS, checkBody, checkLine } from '../core/limits.js';
+import { isMemoryId } from '../core/ids.js';
 import type { JournalBody } from '../core/journal.js';
-import { serializeRevision } from '../core/markdown.js';
-import { toRevision, valueText } from '../core/revision.js';
-import { GLOBAL_SCOPE } from '../core/scope.js';
-import { deriveSlug } from '../core/slug.js';
-import { toIso } from '../core/time.js';
-import { assignTrust } from '../core/trust.js';
-import type { Actor, Revision, RevisionView } from '../core/types.js';
-import { readableScopes, type EngineContext } from './context.js';
-import { passGates } from './gates.js';
+import { journalBody, requestHash } from './journal-body.js';
+import { normalizeValue } from '../core/normalize.js';
+import type { Actor, Revision } from '../core/types.js';
 import {
-  Op,
-  type ApplyResult,
-  type ImportOp,
-  type LinkOp,
-  type RememberOp,
-  type RetractOp,
-  type ReviseOp,
-} from './ops.js';
+  buildExternalEdit,
+  buildImport,
+  buildLink,
+  buildRemember,
+  buildRetract,
+  buildRevise,
+  revisionHash,
+  type Built,
+} from './build.js';
+import { readableScopes, type EngineContext } from './context.js';
+import { armTombstone, passGates } from './gates.js';
+import { HUMAN_ONLY_OPS, Op, type ApplyResult } from './ops.js';
+import {
+  applyConfirm,
+  applyDecide,
+  applyLift,
+  applyPropose,
+  conflictProposal,
+  quarantineProposal,
+  externalEditProposal,
+} from './review.js';
 
 export type Settled = { ok: true; result: ApplyResult } | { ok: false; error: MnemeError };
 
@@ -40,10 +45,10 @@ export async function applyEach(
     for (const op of parsed) {
       try {
         if (op instanceof MnemeError) throw op;
-        out.push({ ok: true, result: await applyOne(ctx, op, actor) });
+        out.push({ ok: true, result: await applyLocked(ctx, op, actor) });
       } catch (e) {
         const err = e instanceof MnemeError ? e : new MnemeError('internal', (e as Error).message);
-        if (err.code === 'refused' || err.code === 'conflict')
+        if ((err.code === 'refused' || err.code === 'conflict') && err.details?.journaled !== true)
           await journalRefusal(ctx, op, actor, err);
         out.push({ ok: false, error: err });
       }
@@ -100,12 +105,17 @@ async function journalRefusal(
   await ctx.store.commit({ body, revision: null });
 }
 
-const requestHash = (op: Op) => {
-  const { idempotency_key: _k, ...rest } = op;
-  return sha256(canonicalJson(rest));
-};
-
-async function applyOne(ctx: EngineContext, op: Op, actor: Actor): Promise<ApplyResult> {
+/** Applies one op; the caller holds the write lock. Review decisions re-enter here. */
+export async function applyLocked(ctx: EngineContext, op: Op, actor: Actor): Promise<ApplyResult> {
+  if (HUMAN_ONLY_OPS.has(op.op) && actor.kind !== 'human') {
+    throw new MnemeError(
+      'refused',
+      `"${op.op}" is a decision only a person can make, on a human surface`,
+      {
+        hint: 'agents may propose changes; a person decides them',
+      },
+    );
+  }
   const req = requestHash(op);
   if (op.idempotency_key) {
     const prior = await ctx.store.findIdempotent(op.idempotency_key);
@@ -121,15 +131,15 @@ async function applyOne(ctx: EngineContext, op: Op, actor: Actor): Promise<Apply
       }
       return {
         op: op.op,
-        id: prior.target!.id,
-        rev: prior.after!.rev,
+        id: prior.target?.id ?? '',
+        rev: prior.after?.rev ?? 0,
         seq: prior.seq,
         replayed: true,
       };
     }
   }
   const now = ctx.clock().toISOString();
-  let built: { candidate: Revision; before: RevisionView | null } | ApplyResult;
+  let built: Built;
   switch (op.op) {
     case 'remember':
       built = await buildRemember(ctx, op, actor, now);
@@ -147,22 +157,132 @@ async function applyOne(ctx: EngineContext, op: Op, actor: Actor): Promise<Apply
     case 'import':
       built = await buildImport(ctx, op);
       break;
+    case 'external_edit':
+      built = await buildExternalEdit(ctx, op, now);
+      break;
+    case 'confirm':
+    case 'release':
+      built = await applyConfirm(ctx, op, actor, now);
+      break;
+    case 'lift':
+      return applyLift(ctx, op, actor, now, req);
+    case 'decide':
+      return applyDecide(ctx, op, actor, now, req, (o) => applyLocked(ctx, o, actor));
+    case 'propose':
+      return applyPropose(ctx, op, actor, now, req);
+    case 'arm': {
+      if (!readableScopes(ctx.binding).includes(op.scope))
+        throw new MnemeError('refused', `cannot arm a tombstone in scope ${op.scope} from here`);
+      const t = armTombstone(op.value, op.scope, actor, now, 'import', null, op.reason ?? null);
+      if ((await ctx.store.tombstones([op.scope])).some((x) => x.key === t.key))
+        return { op: op.op, id: '', rev: 0, seq: null, unchanged: true };
+      const entry = await ctx.store.commit({
+        body: journalBody(op, actor, now, req, 'arm', null, null, null, {
+          tombstone_key: t.key,
+          scope: t.scope,
+        }),
+        revision: null,
+        tombstone: { arm: t },
+      });
+      return { op: op.op, id: '', rev: 0, seq: entry.seq };
+    }
+    case 'set_passphrase': {
+      const entry = await ctx.store.commit({
+        body: journalBody(op, actor, now, req, 'set_passphrase', null, null, null, {
+          salt: op.salt,
+          hash: op.hash,
+        }),
+        revision: null,
+      });
+      return { op: op.op, id: '', rev: 0, seq: entry.seq };
+    }
   }
   if (!('candidate' in built)) return built;
-  const gated = await passGates(ctx, built.candidate);
-  const revision = gated.revision;
-  const body: JournalBody = {
-    at: now,
-    actor,
-    op: op.op === 'retract' && op.reject ? 'forget' : op.op,
-    target: { id: revision.id, scope: revision.scope },
-    before: built.before ? { rev: built.before.rev, hash: ctxHash(built.before) } : null,
-    after: { rev: revision.rev, hash: ctxHash(revision) },
-    reason: op.reason ?? null,
-    idem: op.idempotency_key ?? null,
-    req,
-  };
-  const entry = await ctx.store.commit({ body, revision });
+  const isImport = op.op === 'import';
+  const gated = await passGates(ctx, built.candidate, {
+    tombstones: !isImport || (op.revision.rev === op.final_rev && op.final_active === true),
+    screen: built.skipScreen !== true,
+  });
+  const revision: Revision = gated.revision;
+
+  if (built.conflictWith) {
+    // The candidate is kept only inside the proposal; no memory unit is created for it.
+    const proposal = conflictProposal(ctx, built.conflictWith, revision, actor, now);
+    const entry = await ctx.store.commit({
+      body: journalBody(
+        op,
+        actor,
+        now,
+        req,
+        'propose',
+        { id: built.conflictWith.id, scope: built.conflictWith.scope },
+        null,
+        null,
+        { proposal: proposal.id, kind: 'conflict' },
+      ),
+      revision: null,
+      proposal,
+    });
+    throw new MnemeError(
+      'conflict',
+      `${built.conflictWith.id} already holds a different value for this subject; your value was held for a person to review (${proposal.id})`,
+      {
+        hint: 'the existing memory stays in effect until a person decides',
+        details: {
+          existing: built.conflictWith.id,
+          proposal: proposal.id,
+          seq: entry.seq,
+          journaled: true,
+        },
+      },
+    );
+  }
+
+  const tombstone =
+    op.op === 'correct' &&
+    built.before &&
+    normalizeValue(built.before.abstract) !== normalizeValue(revision.abstract)
+      ? armTombstone(
+          built.before.abstract,
+          built.before.scope,
+          actor,
+          now,
+          'correct',
+          built.before.id,
+          op.reason ?? null,
+        )
+      : op.op === 'retract' && op.reject
+        ? armTombstone(
+            revision.abstract,
+            revision.scope,
+            actor,
+            now,
+            'forget',
+            revision.id,
+            op.reason ?? null,
+          )
+        : null;
+  const proposal = gated.quarantined
+    ? quarantineProposal(ctx, revision, gated.findings, actor, now)
+    : op.op === 'external_edit' && built.before
+      ? externalEditProposal(ctx, built.before, revision, now)
+      : undefined;
+  const entry = await ctx.store.commit({
+    body: journalBody(
+      op,
+      actor,
+      now,
+      req,
+      op.op === 'retract' && op.reject ? 'forget' : op.op,
+      { id: revision.id, scope: revision.scope },
+      built.before ? { rev: built.before.rev, hash: revisionHash(built.before) } : null,
+      { rev: revision.rev, hash: revisionHash(revision) },
+      proposal ? { proposal: proposal.id } : undefined,
+    ),
+    revision,
+    ...(tombstone ? { tombstone: { arm: tombstone } } : {}),
+    ...(proposal ? { proposal } : {}),
+  });
   return {
     op: op.op,
     id: revision.id,
@@ -171,329 +291,6 @@ async function applyOne(ctx: EngineContext, op: Op, actor: Actor): Promise<Apply
     trust: revision.trust,
     ...(gated.quarantined ? { quarantined: true } : {}),
     ...(gated.redacted.length > 0 ? { redacted: gated.redacted } : {}),
+    ...(proposal ? { proposal: proposal.id } : {}),
   };
-}
-
-const ctxHash = (r: Revision) => sha256(serializeRevision(toRevision(r)));
-
-// ---- building candidates ------------------------------------------------------------------
-
-function cleanTags(tags: string[] | undefined): string[] {
-  const out = (tags ?? []).map((t) => checkLine(t, 'tag', LIMITS.tagChars)).filter((t) => t !== '');
-  if (out.length > LIMITS.tags) throw invalid(`${out.length} tags; the limit is ${LIMITS.tags}`);
-  return [...new Set(out)];
-}
-
-function cleanFields(fields: Record<string, string> | undefined): Record<string, string> {
-  const entries = Object.entries(fields ?? {});
-  if (entries.length > LIMITS.fields)
-    throw invalid(`${entries.length} fields; the limit is ${LIMITS.fields}`);
-  const out: Record<string, string> = {};
-  for (const [k, v] of entries) {
-    if (!/^[a-z][a-z0-9_]{0,39}$/.test(k))
-      throw invalid(
-        `field name "${k.slice(0, 60)}" is not allowed`,
-        'field names are lower-case letters, digits and _',
-      );
-    out[k] = checkLine(v, `field ${k}`, LIMITS.fieldChars);
-  }
-  return out;
-}
-
-function cleanGlobs(globs: string[] | undefined): string[] {
-  const out = (globs ?? []).map((g) => checkLine(g, 'applies-to glob', 200));
-  if (out.length > LIMITS.appliesTo)
-    throw invalid(`${out.length} applies-to globs; the limit is ${LIMITS.appliesTo}`);
-  for (const g of out)
-    if (g.startsWith('/') || g.split('/').includes('..'))
-      throw invalid(`applies-to glob "${g}" must be relative to the project root`);
-  return out;
-}
-
-const reasonOf = (r: string | undefined) =>
-  r === undefined ? null : checkLine(r, 'reason', LIMITS.reasonChars);
-
-async function buildRemember(ctx: EngineContext, op: RememberOp, actor: Actor, now: string) {
-  const schema = ctx.registry.get(op.type);
-  const fields = cleanFields(op.fields);
-  ctx.registry.checkFields(schema, fields);
-  const abstract = checkLine(op.abstract, 'abstract', LIMITS.abstractChars);
-  if (abstract === '')
-    throw invalid('the abstract is empty', 'give the memory a one-line abstract');
-  const body = checkBody(op.body ?? '');
-  const scope = op.global ? GLOBAL_SCOPE : (ctx.binding.project ?? GLOBAL_SCOPE);
-  const validFrom = op.valid_from ? toIso(op.valid_from, 'valid_from') : now;
-  const validTo = op.valid_to ? toIso(op.valid_to, 'valid_to') : null;
-  if (validTo !== null && validTo <= validFrom) throw invalid('valid_to must be after valid_from');
-  const slug = deriveSlug(schema, fields, abstract, `${validFrom}\u0000${abstract}\u0000${body}`);
-  const tags = cleanTags(op.tags);
-  const existing = await ctx.store.findLiveBySlug(scope, schema.name, slug);
-  if (existing) {
-    if (
-      valueText(existing) === valueText({ abstract, body }) &&
-      canonicalJson(existing.fields) === canonicalJson(fields)
-    ) {
-      return {
-        op: op.op,
-        id: existing.id,
-        rev: existing.rev,
-        seq: null,
-        unchanged: true,
-      } satisfies ApplyResult;
-    }
-    throw new MnemeError(
-      'conflict',
-      `a ${schema.name} about "${fields.subject ?? abstract}" already exists in this scope (${existing.id} rev ${existing.rev}) with a different value`,
-      {
-        hint: `to record a change use \`mneme supersede ${existing.id}\`; to fix a wrong value use \`mneme correct ${existing.id}\``,
-        details: { existing: existing.id },
-      },
-    );
-  }
-  const candidate: Revision = {
-    id: newMemoryId(ctx.clock()),
-    rev: 1,
-    op: 'remember',
-    type: schema.name,
-    scope,
-    slug,
-    abstract,
-    body,
-    tags,
-    fields,
-    links: op.links ?? [],
-    status: 'active',
-    rejected: false,
-    trust: assignTrust(actor, {}),
-    review: 'none',
-    quarantine: null,
-    valid_from: validFrom,
-    valid_to: validTo,
-    recorded_at: now,
-    actor,
-    provenance: op.provenance ?? [],
-    source: null,
-    applies_to: cleanGlobs(op.applies_to),
-    reason: reasonOf(op.reason),
-  };
-  return { candidate, before: null };
-}
-
-async function loadCurrent(
-  ctx: EngineContext,
-  id: string,
-  expectedRev: number | undefined,
-): Promise<RevisionView> {
-  if (!isMemoryId(id))
-    throw invalid(
-      `"${id.slice(0, 80)}" is not a memory id`,
-      'memory ids look like mem_01J…; find them with `mneme recall`',
-    );
-  const lineage = await ctx.store.getLineage(id);
-  const cur = lineage?.[lineage.length - 1];
-  if (!cur || !readableScopes(ctx.binding).includes(cur.scope)) {
-    throw new MnemeError('not_found', `no memory ${id} in this project or the global scope`, {
-      hint: 'check the id with `mneme recall` or run from the project the memory belongs to',
-    });
-  }
-  if (cur.status !== 'active') {
-    throw new MnemeError('refused', `${id} is ${cur.state}; it can no longer be changed`, {
-      hint: 'remember a new memory instead; its history stays readable with `mneme history`',
-    });
-  }
-  if (expectedRev !== undefined && expectedRev !== cur.rev) {
-    throw new MnemeError(
-      'conflict',
-      `stale revision: you expected ${id} at rev ${expectedRev} but it is at rev ${cur.rev}`,
-      {
-        hint: `read it again (\`mneme read ${id}\`) and retry with --expected-rev ${cur.rev}`,
-        details: { current_rev: cur.rev },
-      },
-    );
-  }
-  return cur;
-}
-
-async function buildRevise(ctx: EngineContext, op: ReviseOp, actor: Actor, now: string) {
-  const cur = await loadCurrent(ctx, op.id, op.expected_rev);
-  const schema = ctx.registry.get(cur.type);
-  const fields = { ...cur.fields, ...cleanFields(op.fields) };
-  ctx.registry.checkFields(schema, fields);
-  const abstract =
-    op.abstract !== undefined
-      ? checkLine(op.abstract, 'abstract', LIMITS.abstractChars)
-      : cur.abstract;
-  if (abstract === '') throw invalid('the abstract is empty');
-  const body = op.body !== undefined ? checkBody(op.body) : cur.body;
-  let validFrom: string;
-  if (op.op === 'supersede') {
-    validFrom = op.valid_from ? toIso(op.valid_from, 'valid_from') : now;
-    if (validFrom <= cur.valid_from) {
-      throw invalid(
-        `a successor must start after its predecessor (${cur.valid_from})`,
-        'if the old value was simply wrong, use `mneme correct` instead',
-      );
-    }
-  } else {
-    validFrom = op.valid_from ? toIso(op.valid_from, 'valid_from') : cur.valid_from;
-  }
-  const validTo =
-    op.valid_to !== undefined
-      ? op.valid_to === null
-        ? null
-        : toIso(op.valid_to, 'valid_to')
-      : op.op === 'supersede'
-        ? null
-        : cur.valid_to;
-  if (validTo !== null && validTo <= validFrom) throw invalid('valid_to must be after valid_from');
-  const tags = op.tags !== undefined ? cleanTags(op.tags) : cur.tags;
-  if (
-    valueText({ abstract, body }) === valueText(cur) &&
-    canonicalJson(fields) === canonicalJson(cur.fields) &&
-    op.valid_from === undefined &&
-    op.valid_to === undefined &&
-    op.tags === undefined
-  ) {
-    throw invalid(
-      `nothing to ${op.op}: the new value is identical to rev ${cur.rev}`,
-      'pass --abstract, --body or --field with the new value',
-    );
-  }
-  const slug = schema.keyFields.some((k) => fields[k] !== cur.fields[k])
-    ? deriveSlug(schema, fields, abstract, `${validFrom}\u0000${abstract}`)
-    : cur.slug;
-  if (slug !== cur.slug) {
-    const other = await ctx.store.findLiveBySlug(cur.scope, cur.type, slug);
-    if (other && other.id !== cur.id) {
-      throw new MnemeError('conflict', `another memory (${other.id}) already holds that subject`, {
-        hint: `supersede ${other.id} instead`,
-      });
-    }
-  }
-  const candidate: Revision = {
-    ...toRevision(cur),
-    rev: cur.rev + 1,
-    op: op.op,
-    slug,
-    abstract,
-    body,
-    fields,
-    tags,
-    links: op.links ?? cur.links,
-    valid_from: validFrom,
-    valid_to: validTo,
-    recorded_at: now,
-    actor,
-    trust: assignTrust(actor, {}),
-    review: 'none',
-    quarantine: null,
-    provenance: op.provenance ?? [],
-    applies_to: op.applies_to !== undefined ? cleanGlobs(op.applies_to) : cur.applies_to,
-    reason: reasonOf(op.reason),
-  };
-  return { candidate, before: cur };
-}
-
-async function buildRetract(ctx: EngineContext, op: RetractOp, actor: Actor, now: string) {
-  const cur = await loadCurrent(ctx, op.id, op.expected_rev);
-  const candidate: Revision = {
-    ...toRevision(cur),
-    rev: cur.rev + 1,
-    op: 'retract',
-    status: 'retracted',
-    rejected: op.reject === true,
-    recorded_at: now,
-    actor,
-    provenance: op.provenance ?? [],
-    reason: reasonOf(op.reason),
-  };
-  return { candidate, before: cur };
-}
-
-async function buildLink(ctx: EngineContext, op: LinkOp, actor: Actor, now: string) {
-  const cur = await loadCurrent(ctx, op.id, op.expected_rev);
-  await loadCurrent(ctx, op.target, undefined);
-  if (cur.links.some((l) => l.rel === op.rel && l.target === op.target)) {
-    return {
-      op: op.op,
-      id: cur.id,
-      rev: cur.rev,
-      seq: null,
-      unchanged: true,
-    } satisfies ApplyResult;
-  }
-  const candidate: Revision = {
-    ...toRevision(cur),
-    rev: cur.rev + 1,
-    op: 'link',
-    links: [...cur.links, { rel: op.rel, target: op.target }],
-    recorded_at: now,
-    actor,
-    provenance: op.provenance ?? [],
-    reason: reasonOf(op.reason),
-  };
-  return { candidate, before: cur };
-}
-
-/**
- * An imported revision keeps its id, times and text, arrives `untrusted`, and must extend the
- * lineage exactly: a revision already present is a no-op, one that diverges is a conflict. A
- * lineage retracted here after the export stays retracted (the bundle is only a prefix of it).
- */
-async function buildImport(ctx: EngineContext, op: ImportOp) {
-  const r = op.revision as Revision;
-  const lineage = await ctx.store.getLineage(r.id);
-  const same = lineage?.find((v) => v.rev === r.rev);
-  if (same) {
-    const mine = serializeRevision({ ...toRevision(same), trust: 'untrusted', provenance: [] });
-    const theirs = serializeRevision({ ...r, trust: 'untrusted', provenance: [] });
-    if (mine === theirs || ctxHash(toRevision(same)) === ctxHash(r)) {
-      return { op: op.op, id: r.id, rev: r.rev, seq: null, unchanged: true } satisfies ApplyResult;
-    }
-    // Provenance and trust differ between stores; compare the stated value and lifecycle.
-    if (
-      valueText(same) === valueText(r) &&
-      same.status === r.status &&
-      same.valid_from === r.valid_from
-    ) {
-      return { op: op.op, id: r.id, rev: r.rev, seq: null, unchanged: true } satisfies ApplyResult;
-    }
-    throw new MnemeError(
-      'conflict',
-      `${r.id} rev ${r.rev} in the bundle differs from the one in this store`,
-      {
-        hint: 'the two stores diverged; import into an empty store or resolve by hand',
-      },
-    );
-  }
-  const cur = lineage?.[lineage.length - 1] ?? null;
-  const expected = cur ? cur.rev + 1 : 1;
-  if (r.rev > expected) {
-    throw new MnemeError(
-      'conflict',
-      `${r.id} rev ${r.rev} cannot be imported before rev ${expected}`,
-      { hint: 'import the whole bundle in order' },
-    );
-  }
-  if (!cur) {
-    const holder = await ctx.store.findLiveBySlug(r.scope, r.type, r.slug);
-    if (holder && r.status === 'active') {
-      throw new MnemeError(
-        'conflict',
-        `${r.id} would take the place of ${holder.id}, which holds the same subject here`,
-        {
-          hint: `supersede ${holder.id} by hand if the imported value is right`,
-        },
-      );
-    }
-  } else if (cur.status !== 'active') {
-    return { op: op.op, id: r.id, rev: cur.rev, seq: null, unchanged: true } satisfies ApplyResult;
-  }
-  ctx.registry.get(r.type);
-  const candidate: Revision = {
-    ...r,
-    trust: 'untrusted',
-    provenance: [...r.provenance.filter((p) => !p.startsWith('import:')), `import:${op.bundle}`],
-  };
-  return { candidate, before: cur };
 }

@@ -54,6 +54,7 @@ export interface ImportReport {
   memories: number;
   imported: number;
   unchanged: number;
+  tombstones: number;
   refused: { id: string; rev: number | null; code: string; message: string }[];
 }
 
@@ -90,16 +91,35 @@ export async function importBundle(
     memories: bundle.memories.length,
     imported: 0,
     unchanged: 0,
+    tombstones: 0,
     refused: [],
   };
+  // Tombstones first, so a value rejected in the source store cannot arrive as a memory.
+  const arms = bundle.tombstones
+    .map((t) => t as { value_norm?: unknown; scope?: unknown; reason?: unknown })
+    .filter((t) => typeof t.value_norm === 'string' && typeof t.scope === 'string')
+    .map((t) => ({
+      op: 'arm',
+      value: t.value_norm,
+      scope: t.scope,
+      reason: typeof t.reason === 'string' ? t.reason.slice(0, 1000) : undefined,
+    }));
+  const armed = await applyEach(ctx, arms, actor);
+  report.tombstones = armed.filter((s) => s.ok && !s.result.unchanged).length;
   const label = name.replace(/[^A-Za-z0-9._-]+/g, '_').slice(-120);
   for (const m of bundle.memories) {
     const revs = [...m.revisions].sort(
       (a, b) => ((a as Revision).rev ?? 0) - ((b as Revision).rev ?? 0),
     );
+    const last = revs[revs.length - 1] as Partial<Revision> | undefined;
+    const final = {
+      final_rev: last?.rev,
+      final_abstract: last?.abstract,
+      final_active: last?.status === 'active',
+    };
     const settled = await applyEach(
       ctx,
-      revs.map((revision) => ({ op: 'import', revision, bundle: label })),
+      revs.map((revision) => ({ op: 'import', revision, bundle: label, ...final })),
       actor,
     );
     for (const [i, s] of settled.entries()) {

@@ -40,14 +40,47 @@ export class Engine {
   verifyJournal() {
     return this.ctx.store.verifyJournal();
   }
-  rebuild(onProgress?: (done: number, total: number) => void) {
-    return this.ctx.store.rebuild(onProgress);
+  /**
+   * Rebuilds the index from the files, then records each hand-edited memory file as a new
+   * revision (actor external, trust untrusted, review pending) through the write path — so a
+   * hand edit is gated like any other write (a rejected value is refused) and nothing is lost.
+   */
+  async rebuild(onProgress?: (done: number, total: number) => void) {
+    const report = await this.ctx.store.rebuild(onProgress);
+    const edits = [];
+    for (const h of report.handEdits) {
+      if (!h.id) {
+        edits.push({
+          path: h.path,
+          id: null,
+          ok: false,
+          message: 'no memory id in the file; left as is',
+        });
+        continue;
+      }
+      const [s] = await this.applyEach(
+        [{ op: 'external_edit', id: h.id, text: h.text, path: h.path }],
+        { kind: 'system', surface: 'rebuild' },
+      );
+      edits.push(
+        s!.ok
+          ? { path: h.path, id: h.id, ok: true, rev: s!.result.rev, proposal: s!.result.proposal }
+          : { path: h.path, id: h.id, ok: false, message: s!.error.message },
+      );
+    }
+    return { ...report, handEdits: edits };
   }
-  exportBundle() {
-    return exportBundle(this.ctx);
+  async exportBundle() {
+    return exportBundle(this.ctx, { tombstones: await this.tombstones() });
   }
   importBundle(text: string, name: string, actor: Actor) {
     return importBundle(this.ctx, text, name, actor);
+  }
+  proposals(q: { state?: 'pending' | 'accepted' | 'rejected'; id?: string } = {}) {
+    return this.ctx.store.proposals({ ...q, scopes: this.scopes });
+  }
+  tombstones() {
+    return this.ctx.store.tombstones(this.scopes);
   }
   async status() {
     const s = await this.ctx.store.status();

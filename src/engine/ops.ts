@@ -89,17 +89,114 @@ export const ImportOp = z
     op: z.literal('import'),
     revision: RevisionSchema.extend({ body: z.string() }),
     bundle: z.string().max(200),
+    /** The lineage's last value in the bundle: a new lineage is refused if it is rejected here. */
+    final_rev: z.number().int().optional(),
+    final_abstract: z.string().optional(),
+    final_active: z.boolean().optional(),
     ...common,
   })
   .strict();
 
+const idOnly = <T extends string>(op: T) =>
+  z
+    .object({
+      op: z.literal(op),
+      id: z.string(),
+      expected_rev: z.number().int().positive().optional(),
+      ...common,
+    })
+    .strict();
+
+/** Human only: raise a memory to `confirmed`. */
+export const ConfirmOp = idOnly('confirm');
+/** Human only: release a quarantined memory (the screen was wrong). */
+export const ReleaseOp = idOnly('release');
+
+/** Human only: lift a tombstone so the value may be written again. */
+export const LiftOp = z
+  .object({ op: z.literal('lift'), key: z.string(), scope: z.string(), ...common })
+  .strict();
+
+/** Human only: accept or reject a pending proposal. */
+export const DecideOp = z
+  .object({
+    op: z.literal('decide'),
+    proposal: z.string(),
+    decision: z.enum(['accept', 'reject']),
+    ...common,
+  })
+  .strict();
+
+/** Open a proposal for a person to decide (sleep, fsck, conflict checks). */
+export const ProposeOp = z
+  .object({
+    op: z.literal('propose'),
+    kind: z.enum([
+      'merge',
+      'split',
+      'supersede',
+      'retract',
+      'conflict',
+      'external_edit',
+      'quarantine',
+      'confirm',
+      'lift',
+    ]),
+    targets: z.array(z.string()).max(50),
+    summary: z.string().max(500),
+    accept: z.array(z.record(z.unknown())).max(50),
+    reject: z.array(z.record(z.unknown())).max(50).optional(),
+    evidence: z.array(z.string()).max(50).optional(),
+    diff: z
+      .string()
+      .max(64 * 1024)
+      .optional(),
+    scope: z.string().optional(),
+    ...common,
+  })
+  .strict();
+
+/** A memory file edited outside mneme, recorded as an untrusted revision pending review. */
+export const ExternalEditOp = z
+  .object({
+    op: z.literal('external_edit'),
+    id: z.string(),
+    text: z.string(),
+    path: z.string(),
+    ...common,
+  })
+  .strict();
+
+/** Human only: set or change the review passphrase (its scrypt hash is kept in the journal). */
+export const SetPassphraseOp = z
+  .object({
+    op: z.literal('set_passphrase'),
+    salt: z.string().max(200),
+    hash: z.string().max(400),
+    ...common,
+  })
+  .strict();
+
+/** Arm a tombstone carried by an import bundle (arming only ever makes the store stricter). */
+export const ArmOp = z
+  .object({ op: z.literal('arm'), value: z.string().max(2000), scope: z.string(), ...common })
+  .strict();
+
 export const Op = z.discriminatedUnion('op', [
+  SetPassphraseOp,
+  ArmOp,
   RememberOp,
   SupersedeOp,
   CorrectOp,
   RetractOp,
   LinkOp,
   ImportOp,
+  ConfirmOp,
+  ReleaseOp,
+  LiftOp,
+  DecideOp,
+  ProposeOp,
+  ExternalEditOp,
 ]);
 export type Op = z.infer<typeof Op>;
 export type RememberOp = z.infer<typeof RememberOp>;
@@ -107,6 +204,12 @@ export type ReviseOp = z.infer<typeof SupersedeOp> | z.infer<typeof CorrectOp>;
 export type RetractOp = z.infer<typeof RetractOp>;
 export type LinkOp = z.infer<typeof LinkOp>;
 export type ImportOp = z.infer<typeof ImportOp>;
+export type ProposeOp = z.infer<typeof ProposeOp>;
+export type DecideOp = z.infer<typeof DecideOp>;
+export type ExternalEditOp = z.infer<typeof ExternalEditOp>;
+
+/** Ops only a person on a human surface may apply (invariant 9). */
+export const HUMAN_ONLY_OPS = new Set(['confirm', 'release', 'lift', 'decide', 'set_passphrase']);
 
 export interface ApplyResult {
   op: Op['op'];
@@ -119,4 +222,6 @@ export interface ApplyResult {
   trust?: string;
   quarantined?: boolean;
   redacted?: string[];
+  /** A proposal opened by this op (conflict, quarantine, external edit, or propose). */
+  proposal?: string;
 }

@@ -10,12 +10,17 @@ import type { ReadLevel } from '../../engine/read.js';
 import { agentSessionMarker } from '../agent-env.js';
 import { openEngine } from '../open.js';
 import { day, formatRecall, table } from './format.js';
+import { registerReview } from './review.js';
 
 export interface Io {
   stdout: (s: string) => void;
   stderr: (s: string) => void;
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /** Whether stdin and stdout are terminals (human-only commands need both). */
+  tty?: { stdin: boolean; stdout: boolean };
+  /** Reads one answer from the person at the terminal. */
+  ask?: (question: string, opts?: { secret?: boolean }) => Promise<string>;
 }
 
 export const EXIT: Record<ErrorCode, number> = {
@@ -490,6 +495,7 @@ export async function run(
       io.stdout(`${globals().json ? JSON.stringify(json, null, 2) : human()}\n`),
   };
   buildProgram(c);
+  registerReview(c);
   extend?.(c);
   try {
     await program.parseAsync(argv, { from: 'user' });

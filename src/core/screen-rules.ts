@@ -112,9 +112,10 @@ export const INJECTION_RULES: readonly InjectionRule[] = [
       /\b(?:you\s+are\s+no\s+longer\s+(?:bound|restricted|limited|constrained)|(?:act|pretend|behave)\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken)|(?:developer|dan|god)\s+mode\s+(?:enabled|activated|on)\b)/i,
   },
   {
+    // Not after an identifier character, so generics like Array<System> pass.
     rule: 'fake_tag',
     pattern:
-      /<\/?\s*(?:system|system[-_](?:prompt|message|instructions?)|tool[-_]?(?:result|call|use|output|response)s?|function[-_](?:results?|calls?)|mneme[-_]memory)(?:\s[^<>]*)?>/i,
+      /(?<![\w$.])<\/?\s*(?:system|system[-_](?:prompt|message|instructions?)|tool[-_]?(?:result|call|use|output|response)s?|function[-_](?:results?|calls?)|mneme[-_]memory)(?:\s[^<>]*)?>/i,
   },
   {
     rule: 'chat_template',

@@ -89,7 +89,7 @@ export function screenText(text: string): ScreenResult {
   const findings: ScreenFinding[] = [];
   const kinds = new Set<string>();
   const redacted = redactSecrets(text, findings, kinds);
-  findings.push(...hiddenFindings(text));
+  findings.push(...hiddenFindings(redacted));
   const revealed = reveal(redacted);
   for (const { rule, pattern } of INJECTION_RULES) {
     const m = pattern.exec(revealed);

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import {
+  contentKey,
   matchTombstone,
   nearDuplicate,
   normalizeValue,
@@ -329,4 +330,13 @@ test('matchTombstone: exact key, then near duplicate, only within the same scope
   assert.equal(matchTombstone(all, 'global', 'Deploy region is us-east-1'), null);
   assert.equal(matchTombstone(all, 'global', 'cache ttl is 300 seconds'), other);
   assert.equal(matchTombstone(all, SCOPE, 'Cache TTL is 300 seconds'), null);
+});
+
+test('contentKey is shared by every near duplicate and differs for another value', () => {
+  const key = contentKey(SCOPE, 'Deploy region is us-east-1');
+  assert.match(key ?? '', /^[0-9a-f]{64}$/);
+  assert.equal(contentKey(SCOPE, 'the deploy region: basically us-east-1'), key);
+  assert.notEqual(contentKey(SCOPE, 'Deploy region is us-east-2'), key);
+  assert.notEqual(contentKey('global', 'Deploy region is us-east-1'), key);
+  assert.equal(contentKey(SCOPE, 'yes, please, just the'), null);
 });

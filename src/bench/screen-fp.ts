@@ -64,9 +64,9 @@ function main(): void {
     longmemeval: path.join(dataDir, 'longmemeval/longmemeval_s_cleaned.dev150.json.gz'),
     locomo: path.join(dataDir, 'locomo/locomo10.dev.json'),
   };
-  const texts = [
-    ...new Set([...longMemEvalTexts(sources.longmemeval), ...locomoTexts(sources.locomo)]),
-  ].filter((t) => t.trim() !== '');
+  const lme = longMemEvalTexts(sources.longmemeval);
+  const locomo = locomoTexts(sources.locomo);
+  const texts = [...new Set([...lme, ...locomo])].filter((t) => t.trim() !== '');
 
   let injection = 0;
   let secret = 0;
@@ -85,6 +85,7 @@ function main(): void {
   const result = {
     corpus: 'longmemeval_s_cleaned.dev150 haystack messages + locomo10.dev turns, deduplicated',
     sources: Object.values(sources).map((p) => path.relative(root, p)),
+    messages_read: { longmemeval: lme.length, locomo: locomo.length },
     texts: texts.length,
     injection_flagged: injection,
     secret_flagged: secret,

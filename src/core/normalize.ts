@@ -146,6 +146,9 @@ function describe(token: string): string {
   return `word "${token}"`;
 }
 
+/** Default similarity threshold over content + connective words (see the note above). */
+export const NEAR_DUPLICATE_THRESHOLD = 0.8;
+
 export interface NearDuplicate {
   match: boolean;
   /** Jaccard similarity of content + connective words, 0..1. */
@@ -154,9 +157,15 @@ export interface NearDuplicate {
 }
 
 /** Does `candidate` restate the `rejected` value (filler words or clause order aside)? */
-export function nearDuplicate(rejected: string, candidate: string, threshold = 0.8): NearDuplicate {
-  const a = analyse(rejected);
-  const b = analyse(candidate);
+export function nearDuplicate(
+  rejected: string,
+  candidate: string,
+  threshold = NEAR_DUPLICATE_THRESHOLD,
+): NearDuplicate {
+  return compare(analyse(rejected), analyse(candidate), threshold);
+}
+
+function compare(a: Analysis, b: Analysis, threshold: number): NearDuplicate {
   if (a.norm === b.norm) return { match: true, similarity: 1, reason: 'identical once normalised' };
   const all = (x: Analysis) => new Set([...x.content, ...x.connective]);
   const similarity = Number(jaccard(all(a), all(b)).toFixed(4));
@@ -185,6 +194,18 @@ export function nearDuplicate(rejected: string, candidate: string, threshold = 0
   };
 }
 
+/**
+ * A near duplicate always has exactly the same content words, so this key (scope + sorted
+ * content words) names the only tombstones a candidate can near-match: an index on it keeps
+ * the check independent of how many tombstones a scope holds. Null when there are no content
+ * words (only an exact match can apply then).
+ */
+export function contentKey(scope: string, text: string): string | null {
+  const { content } = analyse(text);
+  if (content.size === 0) return null;
+  return sha256(`${scope}\u0000${[...content].sort().join(' ')}`);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Tombstones
 // ---------------------------------------------------------------------------------------------
@@ -211,9 +232,10 @@ export function matchTombstone(
   const key = tombstoneKey(scope, text);
   const exact = tombstones.find((t) => t.key === key && t.scope === scope);
   if (exact) return exact;
+  const candidate = analyse(text);
   for (const t of tombstones) {
-    if (t.scope === scope && t.kind === 'value' && nearDuplicate(t.value_norm, text).match)
-      return t;
+    if (t.scope !== scope || t.kind !== 'value') continue;
+    if (compare(analyse(t.value_norm), candidate, NEAR_DUPLICATE_THRESHOLD).match) return t;
   }
   return null;
 }

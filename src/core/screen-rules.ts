@@ -97,6 +97,11 @@ export const INJECTION_RULES: readonly InjectionRule[] = [
       /\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|my|these|those|every|of)\s+)*(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system|existing)\s+(?:instructions?|directions?|prompts?|context|rules|guidelines|messages|commands?|directives?|constraints|programming)\b/i,
   },
   {
+    rule: 'ignore_your_instructions',
+    pattern:
+      /\b(?:ignore|disregard|forget|override)\s+(?:all\s+)?(?:of\s+)?(?:your\s+(?:instructions|system\s+prompt|guidelines|rules|programming)|the\s+(?:instructions|text|rules|prompt)\s+above)\b/i,
+  },
+  {
     rule: 'ignore_everything',
     pattern:
       /\b(?:ignore|disregard|forget)\s+(?:everything|all(?:\s+of)?(?:\s+the)?)\s+(?:above|before\s+this|prior|(?:that\s+)?you(?:'ve|\s+have|\s+were|\s+had)?\s+(?:been\s+)?told)\b/i,
@@ -110,6 +115,16 @@ export const INJECTION_RULES: readonly InjectionRule[] = [
     rule: 'unbound_persona',
     pattern:
       /\b(?:you\s+are\s+no\s+longer\s+(?:bound|restricted|limited|constrained)|(?:act|pretend|behave)\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken)|(?:developer|dan|god)\s+mode\s+(?:enabled|activated|on)\b)/i,
+  },
+  {
+    rule: 'from_now_on',
+    pattern:
+      /\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|shall)\s+(?:act|respond|behave|pretend|ignore|obey|only|always|never|answer\s+as)\b/i,
+  },
+  {
+    rule: 'conceal_from_user',
+    pattern:
+      /\b(?:do\s+not|don't|never)\s+(?:(?:tell|inform|alert|notify)\s+the\s+user\s+(?:about|of)\s+(?:this|these|it)\b|mention\s+(?:this|these\s+instructions|it)\s+to\s+the\s+user\b)/i,
   },
   {
     // Not after an identifier character, so generics like Array<System> pass.
@@ -132,7 +147,7 @@ export const INJECTION_RULES: readonly InjectionRule[] = [
     pattern: new RegExp(
       String.raw`\b(?:send|post|upload|forward|transmit|exfiltrate|leak|email|submit)\b[^\n]{0,60}?\b` +
         SENSITIVE +
-        String.raw`[^\n]{0,60}?\b(?:to|at|into)\s+(?:https?|ftp):\/\/`,
+        String.raw`[^\n]{0,60}?\b(?:to|at|into)\s+(?:(?:https?|ftp):\/\/|[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|io|xyz|ru|cn|top|site|app|dev)\b)`,
       'i',
     ),
   },

@@ -1,6 +1,8 @@
 // The write-time screen's rule tables: secret shapes (redacted in place) and prompt-injection
 // shapes (the memory is quarantined). Each rule is one reviewable regex with a stable name; the
-// false-positive rate on ordinary conversation is measured by src/bench/screen-fp.ts.
+// false-positive rate on ordinary conversation is measured by src/bench/screen-fp.ts. Every
+// repetition is bounded (no unbounded quantifier after a common prefix) so a hostile 64 KB body
+// cannot make a rule backtrack quadratically.
 
 export interface SecretRule {
   kind: string;
@@ -41,12 +43,12 @@ export const SECRET_RULES: readonly SecretRule[] = [
   {
     kind: 'private_key',
     pattern:
-      /-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|$)/g,
+      /-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|$)/g,
   },
-  { kind: 'anthropic_key', pattern: /\bsk-ant-[a-z]{2,8}\d{0,4}-[A-Za-z0-9_-]{20,}/g },
+  { kind: 'anthropic_key', pattern: /\bsk-ant-[a-z]{2,8}\d{0,4}-[A-Za-z0-9_-]{20,400}/g },
   {
     kind: 'openai_key',
-    pattern: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}/g,
+    pattern: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,400}/g,
     accept: looksRandom,
   },
   { kind: 'aws_access_key', pattern: /\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b/g },
@@ -59,30 +61,31 @@ export const SECRET_RULES: readonly SecretRule[] = [
     kind: 'github_token',
     pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/g,
   },
-  { kind: 'gitlab_token', pattern: /\bglpat-[A-Za-z0-9_-]{20,}/g },
-  { kind: 'slack_token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g },
+  { kind: 'gitlab_token', pattern: /\bglpat-[A-Za-z0-9_-]{20,100}/g },
+  { kind: 'slack_token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,200}/g },
   {
     kind: 'slack_webhook',
     pattern: /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\/[A-Za-z0-9]+/g,
   },
-  { kind: 'stripe_key', pattern: /\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}\b/g },
+  { kind: 'stripe_key', pattern: /\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,200}\b/g },
   { kind: 'google_api_key', pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g },
   { kind: 'npm_token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/g },
   {
     kind: 'jwt',
-    pattern: /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/g,
+    pattern: /\beyJ[A-Za-z0-9_-]{10,1024}\.eyJ[A-Za-z0-9_-]{10,8192}\.[A-Za-z0-9_-]{10,1024}/g,
   },
   {
     // scheme://user:pass@host → scheme://user:[REDACTED:password_in_url]@host
     kind: 'password_in_url',
-    pattern: /(?<pre>\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@'"<>]+:)(?<secret>[^\s@/'"<>]+)(?=@)/gi,
+    pattern:
+      /(?<pre>\b[a-z][a-z0-9+.-]{0,30}:\/\/[^\s:/@'"<>]{1,200}:)(?<secret>[^\s@/'"<>]{1,200})(?=@)/gi,
     accept: (s) => !isPlaceholder(s),
   },
   {
     // DB_PASSWORD=..., "api_key": "...", token: ... — only long random-looking values.
     kind: 'secret_assignment',
     pattern:
-      /(?<pre>\b[\w-]*?(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|client[_-]?secret)["']?\s*[:=]\s*["']?)(?<secret>[^\s"'`,;]{12,})/gi,
+      /(?<pre>\b[\w-]{0,40}?(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|client[_-]?secret)["']?\s*[:=]\s*["']?)(?<secret>[^\s"'`,;]{12,400})/gi,
     accept: looksRandom,
   },
 ];
@@ -94,7 +97,7 @@ export const INJECTION_RULES: readonly InjectionRule[] = [
   {
     rule: 'ignore_previous',
     pattern:
-      /\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|my|these|those|every|of)\s+)*(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system|existing)\s+(?:instructions?|directions?|prompts?|context|rules|guidelines|messages|commands?|directives?|constraints|programming)\b/i,
+      /\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|my|these|those|every|of)\s+){0,4}(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system|existing)\s+(?:instructions?|directions?|prompts?|context|rules|guidelines|messages|commands?|directives?|constraints|programming)\b/i,
   },
   {
     rule: 'ignore_your_instructions',
@@ -109,7 +112,7 @@ export const INJECTION_RULES: readonly InjectionRule[] = [
   {
     rule: 'new_persona',
     pattern:
-      /\byou\s+are\s+(?:now|no\s+longer)\s+(?:an?\s+|the\s+|my\s+)?(?:(?:new|different|unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|free)\s+)*(?:ai|assistant|model|chatbot|bot|persona|character|agent|dan|llm|gpt|claude|administrator|admin|root)\b/i,
+      /\byou\s+are\s+(?:now|no\s+longer)\s+(?:an?\s+|the\s+|my\s+)?(?:(?:new|different|unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|free)\s+){0,4}(?:ai|assistant|model|chatbot|bot|persona|character|agent|dan|llm|gpt|claude|administrator|admin|root)\b/i,
   },
   {
     rule: 'unbound_persona',
@@ -130,7 +133,7 @@ export const INJECTION_RULES: readonly InjectionRule[] = [
     // Not after an identifier character, so generics like Array<System> pass.
     rule: 'fake_tag',
     pattern:
-      /(?<![\w$.])<\/?\s*(?:system|system[-_](?:prompt|message|instructions?)|tool[-_]?(?:result|call|use|output|response)s?|function[-_](?:results?|calls?)|mneme[-_]memory)(?:\s[^<>]*)?>/i,
+      /(?<![\w$.])<\/?\s*(?:system|system[-_](?:prompt|message|instructions?)|tool[-_]?(?:result|call|use|output|response)s?|function[-_](?:results?|calls?)|mneme[-_]memory)(?:\s[^<>]{0,200})?>/i,
   },
   {
     rule: 'chat_template',
@@ -140,25 +143,25 @@ export const INJECTION_RULES: readonly InjectionRule[] = [
   {
     rule: 'role_marker',
     pattern:
-      /^[ \t>*#-]*(?:system|assistant|developer)\s*:[^\n]*\b(?:ignore|disregard|you\s+(?:must|will|are\s+now|shall)|from\s+now\s+on|new\s+instructions?|override|do\s+not\s+(?:tell|reveal|mention))\b/im,
+      /^[ \t>*#-]{0,8}(?:system|assistant|developer)\s*:[^\n]{0,300}?\b(?:ignore|disregard|you\s+(?:must|will|are\s+now|shall)|from\s+now\s+on|new\s+instructions?|override|do\s+not\s+(?:tell|reveal|mention))\b/im,
   },
   {
     rule: 'exfil_send',
     pattern: new RegExp(
       String.raw`\b(?:send|post|upload|forward|transmit|exfiltrate|leak|email|submit)\b[^\n]{0,60}?\b` +
         SENSITIVE +
-        String.raw`[^\n]{0,60}?\b(?:to|at|into)\s+(?:(?:https?|ftp):\/\/|[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|io|xyz|ru|cn|top|site|app|dev)\b)`,
+        String.raw`[^\n]{0,60}?\b(?:to|at|into)\s+(?:(?:https?|ftp):\/\/|[\w-]{1,63}(?:\.[\w-]{1,63}){0,6}\.(?:com|net|org|io|xyz|ru|cn|top|site|app|dev)\b)`,
       'i',
     ),
   },
   {
     rule: 'exfil_upload',
     pattern:
-      /\b(?:curl|wget)\b[^\n]*?(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form|-T|--upload-file|--post-file)[\s=][^\n]*?(?:~\/\.ssh|\.aws\/credentials|\.env\b|id_(?:rsa|ed25519|ecdsa)\b|\/etc\/(?:passwd|shadow)|\$\(\s*(?:cat|env|printenv)\b)/i,
+      /\b(?:curl|wget)\b[^\n]{0,200}?(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form|-T|--upload-file|--post-file)[\s=][^\n]{0,200}?(?:~\/\.ssh|\.aws\/credentials|\.env\b|id_(?:rsa|ed25519|ecdsa)\b|\/etc\/(?:passwd|shadow)|\$\(\s*(?:cat|env|printenv)\b)/i,
   },
   {
     rule: 'pipe_to_shell',
-    pattern: /\b(?:curl|wget)\b[^\n|;]*\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b/i,
+    pattern: /\b(?:curl|wget)\b[^\n|;]{0,300}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b/i,
   },
   {
     rule: 'read_secrets',
@@ -168,7 +171,7 @@ export const INJECTION_RULES: readonly InjectionRule[] = [
   {
     rule: 'reveal_prompt',
     pattern:
-      /\b(?:print|reveal|show|output|repeat|leak|dump|display|disclose|tell\s+me|give\s+me|write\s+out|recite)\s+(?:me\s+)?(?:your|the\s+(?:hidden|secret|original|initial))\s+(?:(?:full|entire|complete|original|hidden|initial|exact|secret|verbatim)\s+)*(?:system\s+prompt|system\s+message|(?:hidden|initial|original|secret|system)\s+instructions|developer\s+message)\b|\brepeat\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:words|text|everything)\s+above\b/i,
+      /\b(?:print|reveal|show|output|repeat|leak|dump|display|disclose|tell\s+me|give\s+me|write\s+out|recite)\s+(?:me\s+)?(?:your|the\s+(?:hidden|secret|original|initial))\s+(?:(?:full|entire|complete|original|hidden|initial|exact|secret|verbatim)\s+){0,4}(?:system\s+prompt|system\s+message|(?:hidden|initial|original|secret|system)\s+instructions|developer\s+message)\b|\brepeat\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:words|text|everything)\s+above\b/i,
   },
 ];
 

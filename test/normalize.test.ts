@@ -1,0 +1,342 @@
+// Tombstone keys survive respelling (case, width, homoglyphs, zero-width characters, spacing,
+// punctuation) and the near-duplicate check refuses restatements while a different value passes.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import {
+  contentKey,
+  matchTombstone,
+  nearDuplicate,
+  normalizeValue,
+  tombstoneKey,
+  type Tombstone,
+} from '../src/core/normalize.js';
+import { confusableSkeleton } from '../src/core/confusables.js';
+
+const SCOPE = 'project:acme-api-1a2b3c';
+
+test('normalizeValue folds case, width, invisibles, look-alikes, punctuation and spacing', () => {
+  const cases: [string, string][] = [
+    ['  Use   PNPM!!  ', 'use pnpm'],
+    ['Straße', 'strasse'],
+    ['ＵＳＥ　ｐｎｐｍ', 'use pnpm'],
+    ['port 𝟖𝟎𝟖𝟎', 'port 8080'],
+    ['p\u200Bn\u200Dp\u2060m\uFEFF', 'pnpm'],
+    ['u\u00ADse p\u202Enpm', 'use pnpm'],
+    ['\u0440n\u0440m', 'pnpm'], // Cyrillic er
+    ['\u03BF\u0440\u0435\u0438', 'ope\u0438'], // Greek omicron, Cyrillic er/ie; и has no Latin twin
+    ['café résumé', 'cafe resume'],
+    ['İstanbul', 'istanbul'],
+    ['Node v1.4.3.', 'node v1.4.3'],
+    ['don’t use npm', 'dont use npm'],
+    ['limit: 1,000 rps', 'limit 1000 rps'],
+    ['us-east-1 / eu_west_2', 'us east 1 eu west 2'],
+    ['東京 の サーバー', '東京 の サーバー'],
+  ];
+  for (const [input, expected] of cases) {
+    assert.equal(normalizeValue(input), expected, JSON.stringify(input));
+  }
+});
+
+test('tombstoneKey is a sha256 hex keyed on scope and normalised value', () => {
+  const key = tombstoneKey(SCOPE, 'Use PNPM');
+  assert.match(key, /^[0-9a-f]{64}$/);
+  assert.equal(tombstoneKey(SCOPE, ' use   pnpm. '), key);
+  assert.notEqual(tombstoneKey('global', 'Use PNPM'), key);
+  assert.notEqual(tombstoneKey(SCOPE, 'Use npm'), key);
+});
+
+// --- property tests ---------------------------------------------------------------------------
+
+const WORDS = ['deploy', 'cache', 'postgres', 'region', 'timeout', 'billing', 'worker', 'redis'];
+const ascii = fc
+  .array(fc.oneof(fc.constantFrom(...WORDS), fc.string({ unit: 'grapheme-ascii', maxLength: 8 })), {
+    minLength: 1,
+    maxLength: 8,
+  })
+  .map((ws) => ws.join(' '));
+
+test('normalizeValue is idempotent, on ASCII and on arbitrary Unicode', () => {
+  for (const unit of ['grapheme-ascii', 'grapheme', 'binary'] as const) {
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 60 }), (s) => {
+        const once = normalizeValue(s);
+        assert.equal(normalizeValue(once), once);
+      }),
+      { numRuns: 500 },
+    );
+  }
+});
+
+const ZERO_WIDTH = ['\u200B', '\u200C', '\u200D', '\u2060', '\uFEFF', '\u00AD', '\u180E'];
+
+test('inserting zero-width characters never changes the key', () => {
+  fc.assert(
+    fc.property(
+      ascii,
+      fc.array(fc.tuple(fc.nat(), fc.constantFrom(...ZERO_WIDTH)), { maxLength: 6 }),
+      (s, inserts) => {
+        let t = s;
+        for (const [at, zw] of inserts) {
+          const i = at % (t.length + 1);
+          t = t.slice(0, i) + zw + t.slice(i);
+        }
+        assert.equal(tombstoneKey(SCOPE, t), tombstoneKey(SCOPE, s));
+      },
+    ),
+  );
+});
+
+test('changing the case of ASCII letters never changes the key', () => {
+  fc.assert(
+    fc.property(ascii, fc.array(fc.boolean(), { minLength: 64, maxLength: 64 }), (s, flips) => {
+      const t = [...s].map((ch, i) => (flips[i % 64] ? ch.toUpperCase() : ch.toLowerCase()));
+      assert.equal(tombstoneKey(SCOPE, t.join('')), tombstoneKey(SCOPE, s));
+    }),
+  );
+});
+
+test('fullwidth ASCII letters and digits never change the key', () => {
+  const fullwidth = (ch: string) =>
+    /[A-Za-z0-9]/.test(ch) ? String.fromCodePoint(ch.codePointAt(0)! + 0xfee0) : ch;
+  fc.assert(
+    fc.property(ascii, fc.array(fc.boolean(), { minLength: 64, maxLength: 64 }), (s, pick) => {
+      const t = [...s].map((ch, i) => (pick[i % 64] ? fullwidth(ch) : ch)).join('');
+      assert.equal(tombstoneKey(SCOPE, t), tombstoneKey(SCOPE, s));
+    }),
+  );
+});
+
+/** Latin → Cyrillic/Greek look-alike, the substitutions homoglyph attacks use. */
+const HOMOGLYPHS: Record<string, string[]> = {
+  a: ['\u0430', '\u03B1'],
+  c: ['\u0441', '\u03F2'],
+  d: ['\u0501'],
+  e: ['\u0435'],
+  h: ['\u04BB'],
+  i: ['\u0456', '\u03B9'],
+  j: ['\u0458'],
+  o: ['\u043E', '\u03BF', '\u0585'],
+  p: ['\u0440', '\u03C1'],
+  s: ['\u0455'],
+  x: ['\u0445', '\u03C7'],
+  y: ['\u0443'],
+  A: ['\u0410', '\u0391'],
+  B: ['\u0412', '\u0392'],
+  E: ['\u0415', '\u0395'],
+  H: ['\u041D', '\u0397'],
+  K: ['\u041A', '\u039A'],
+  M: ['\u041C', '\u039C'],
+  O: ['\u041E', '\u039F'],
+  P: ['\u0420', '\u03A1'],
+  T: ['\u0422', '\u03A4'],
+  X: ['\u0425', '\u03A7'],
+};
+
+test('swapping Latin letters for Cyrillic or Greek homoglyphs never changes the key', () => {
+  fc.assert(
+    fc.property(ascii, fc.array(fc.nat(), { minLength: 64, maxLength: 64 }), (s, picks) => {
+      const t = [...s]
+        .map((ch, i) => {
+          const options = HOMOGLYPHS[ch];
+          const pick = picks[i % 64]!;
+          return options && pick % 3 !== 0 ? options[pick % options.length]! : ch;
+        })
+        .join('');
+      assert.equal(tombstoneKey(SCOPE, t), tombstoneKey(SCOPE, s));
+    }),
+  );
+  // The table maps each look-alike to the letter it imitates.
+  for (const [latin, glyphs] of Object.entries(HOMOGLYPHS)) {
+    for (const g of glyphs) assert.equal(confusableSkeleton(g), latin, `${g} → ${latin}`);
+  }
+});
+
+// --- near duplicates: examples ----------------------------------------------------------------
+
+test('near duplicates: filler words and reordered clauses match; other values do not', () => {
+  const rejected = 'We use pnpm, not npm, for installs in CI';
+  const same = [
+    'we use pnpm not npm for installs in ci',
+    'For installs in CI we basically just use pnpm, not npm',
+    'Note: the team should always use pnpm (not npm) for installs in CI.',
+    'In CI, for installs: pnpm, not npm.',
+  ];
+  const different = [
+    'We use npm for installs in CI', // the rejected choice, drops pnpm and the negation
+    'We use pnpm for installs in CI', // negation removed
+    'We use yarn, not npm, for installs in CI', // another name
+    'We use pnpm, not npm, for installs in CI and on laptops', // adds content
+  ];
+  for (const c of same) {
+    const r = nearDuplicate(rejected, c);
+    assert.equal(r.match, true, `${c}: ${r.reason}`);
+  }
+  for (const c of different) {
+    const r = nearDuplicate(rejected, c);
+    assert.equal(r.match, false, `${c}: ${r.reason}`);
+  }
+});
+
+test('near duplicates: numbers, versions, regions, names and negations tell values apart', () => {
+  const pairs: [string, string, string, string][] = [
+    // rejected, restated (must match), different value (must not), reason fragment
+    [
+      'Cache TTL is 300 seconds',
+      'the cache TTL is basically 300 seconds',
+      'Cache TTL is 3600 seconds',
+      'number',
+    ],
+    ['Pin Node to 18.4.3', 'Node: pin to 18.4.3', 'Pin Node to 18.4.4', 'number or version'],
+    [
+      'Deploy region is us-east-1',
+      'deploy region: us-east-1',
+      'Deploy region is eu-west-1',
+      'word',
+    ],
+    ['API v2 is the default', 'The default is API v2', 'API v3 is the default', 'v3'],
+    [
+      'The on-call lead for payments is Alice',
+      'for payments, the on-call lead is Alice',
+      'The on-call lead for payments is Bob',
+      'bob',
+    ],
+    [
+      'Run migrations before deploy',
+      'before deploy, run migrations',
+      'Never run migrations before deploy',
+      'negation',
+    ],
+  ];
+  for (const [rejected, restated, other, why] of pairs) {
+    const yes = nearDuplicate(rejected, restated);
+    assert.equal(yes.match, true, `${restated}: ${yes.reason}`);
+    const no = nearDuplicate(rejected, other);
+    assert.equal(no.match, false, `${other}: ${no.reason}`);
+    assert.match(no.reason, new RegExp(why));
+  }
+});
+
+test('near duplicates: the threshold bounds how many connective words may differ', () => {
+  const rejected = 'cache results from billing in redis for reports';
+  const oneOff = 'cache results from billing in redis for reports or dashboards';
+  assert.equal(nearDuplicate(rejected, oneOff).match, false, 'adds a content word');
+  const connective = 'cache results of billing with redis over reports';
+  const r = nearDuplicate(rejected, connective);
+  assert.equal(r.match, false);
+  assert.ok(r.similarity < 0.8, r.reason);
+  assert.equal(nearDuplicate(rejected, connective, 0.2).match, true, 'a lower threshold admits it');
+});
+
+test('a full paraphrase is not caught (accepted by design)', () => {
+  const r = nearDuplicate('We use pnpm for installs', 'Dependencies get installed with pnpm');
+  assert.equal(r.match, false);
+  assert.equal(nearDuplicate('We use pnpm for installs', 'we use pnpm for installs').match, true);
+});
+
+// --- near duplicates: properties --------------------------------------------------------------
+
+const CONTENT = ['deploy', 'cache', 'postgres', 'region', 'timeout', 'billing', 'worker', 'queue'];
+const FILLER_SAMPLE = ['the', 'basically', 'we', 'should', 'just', 'really', 'please', 'is', 'a'];
+const NAMES = ['alice', 'bob', 'carol', 'dmitri', 'priya', 'zoe'];
+
+const clause = fc
+  .tuple(
+    fc.shuffledSubarray(CONTENT, { minLength: 2, maxLength: 3 }),
+    fc.integer({ min: 1, max: 9999 }),
+  )
+  .map(([words, n]) => `${words.join(' ')} ${n}`);
+const clauses = fc.array(clause, { minLength: 2, maxLength: 3 });
+
+test('property: inserting filler words is refused as a near duplicate', () => {
+  fc.assert(
+    fc.property(
+      clauses,
+      fc.array(fc.tuple(fc.nat(), fc.constantFrom(...FILLER_SAMPLE)), {
+        minLength: 1,
+        maxLength: 5,
+      }),
+      (cs, inserts) => {
+        const rejected = cs.join(', ');
+        const words = rejected.split(' ');
+        for (const [at, w] of inserts) words.splice(at % (words.length + 1), 0, w);
+        const r = nearDuplicate(rejected, words.join(' '));
+        assert.equal(r.match, true, r.reason);
+      },
+    ),
+  );
+});
+
+test('property: reordering clauses is refused as a near duplicate', () => {
+  fc.assert(
+    fc.property(clauses, fc.nat(), fc.constantFrom('; ', ', and ', '. '), (cs, rot, sep) => {
+      const rejected = cs.join('; ');
+      const k = (rot % (cs.length - 1)) + 1;
+      const reordered = [...cs.slice(k), ...cs.slice(0, k)].join(sep);
+      const r = nearDuplicate(rejected, reordered);
+      assert.equal(r.match, true, r.reason);
+    }),
+  );
+});
+
+test('property: the same sentence with another number, version or name is accepted', () => {
+  fc.assert(
+    fc.property(
+      fc.shuffledSubarray(CONTENT, { minLength: 2, maxLength: 4 }),
+      fc.integer({ min: 0, max: 99999 }),
+      fc.integer({ min: 0, max: 99999 }),
+      fc.constantFrom(...NAMES),
+      fc.constantFrom(...NAMES),
+      fc.tuple(fc.nat(9), fc.nat(9), fc.nat(20)),
+      (words, n, m, nameA, nameB, [major, minor, patch]) => {
+        const base = words.join(' ');
+        const number = nearDuplicate(`${base} ${n}`, `${base} ${m}`);
+        assert.equal(number.match, n === m, number.reason);
+        const name = nearDuplicate(`${base} owned by ${nameA}`, `${base} owned by ${nameB}`);
+        assert.equal(name.match, nameA === nameB, name.reason);
+        const v = `${major}.${minor}.${patch}`;
+        const version = nearDuplicate(`${base} v${v}`, `${base} v${major}.${minor}.${patch + 1}`);
+        assert.equal(version.match, false, version.reason);
+        assert.equal(nearDuplicate(`${base} v${v}`, `the ${base} v${v}`).match, true);
+      },
+    ),
+  );
+});
+
+// --- matchTombstone ---------------------------------------------------------------------------
+
+function tombstone(scope: string, value: string): Tombstone {
+  return {
+    key: tombstoneKey(scope, value),
+    scope,
+    kind: 'value',
+    value_norm: normalizeValue(value),
+    reason: 'wrong',
+    actor: { kind: 'human' },
+    at: '2025-01-01T00:00:00.000Z',
+    from_op: 'retract',
+    memory: 'mem_01',
+  };
+}
+
+test('matchTombstone: exact key, then near duplicate, only within the same scope', () => {
+  const t = tombstone(SCOPE, 'Deploy region is us-east-1');
+  const other = tombstone('global', 'Cache TTL is 300 seconds');
+  const all = [other, t];
+  assert.equal(matchTombstone(all, SCOPE, 'DEPLOY REGION IS US-EAST-1'), t);
+  assert.equal(matchTombstone(all, SCOPE, 'Dеploy rеgion is us‐east‐1'), t); // Cyrillic е, hyphens
+  assert.equal(matchTombstone(all, SCOPE, 'The deploy region is basically us-east-1'), t);
+  assert.equal(matchTombstone(all, SCOPE, 'Deploy region is eu-west-1'), null);
+  assert.equal(matchTombstone(all, 'global', 'Deploy region is us-east-1'), null);
+  assert.equal(matchTombstone(all, 'global', 'cache ttl is 300 seconds'), other);
+  assert.equal(matchTombstone(all, SCOPE, 'Cache TTL is 300 seconds'), null);
+});
+
+test('contentKey is shared by every near duplicate and differs for another value', () => {
+  const key = contentKey(SCOPE, 'Deploy region is us-east-1');
+  assert.match(key ?? '', /^[0-9a-f]{64}$/);
+  assert.equal(contentKey(SCOPE, 'the deploy region: basically us-east-1'), key);
+  assert.notEqual(contentKey(SCOPE, 'Deploy region is us-east-2'), key);
+  assert.notEqual(contentKey('global', 'Deploy region is us-east-1'), key);
+  assert.equal(contentKey(SCOPE, 'yes, please, just the'), null);
+});

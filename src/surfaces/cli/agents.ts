@@ -1,13 +1,13 @@
 // CLI commands that connect mneme to agent hosts: `mcp` (the stdio MCP server), `setup` (wire a
-// host's settings) and `doctor` (check the wiring end to end).
+// host's settings) and `doctor` (check the wiring end to end). The MCP SDK is loaded only by the
+// commands that use it, so every other command (hooks above all) starts without paying for it.
 import os from 'node:os';
 import path from 'node:path';
 import { Option } from 'commander';
-import { serveStdio } from '../mcp/stdio.js';
 import { mnemeBin } from '../install-root.js';
 import { openEngine, storeHome } from '../open.js';
 import { findRepoRoot } from '../project.js';
-import { runDoctor, type Check } from '../setup/doctor.js';
+import type { Check } from '../setup/doctor.js';
 import { HOSTS, resolveInvocation, type Host } from '../setup/hosts.js';
 import { runSetup } from '../setup/setup.js';
 import { ExitCode, type CliContext } from './run.js';
@@ -22,6 +22,7 @@ export function registerAgentCommands(c: CliContext): void {
     .command('mcp')
     .description('run the MCP server over stdio, bound to the project of this directory')
     .action(async () => {
+      const { serveStdio } = await import('../mcp/stdio.js');
       await serveStdio({ store: c.globals().store, cwd: io.cwd, env: io.env, stderr: io.stderr });
     });
 
@@ -76,6 +77,7 @@ export function registerAgentCommands(c: CliContext): void {
     .description('check the store, host wiring, a live MCP round trip, the distiller and hook runs')
     .action(async () => {
       const store = c.globals().store;
+      const { runDoctor } = await import('../setup/doctor.js');
       const checks = await runDoctor({
         env: io.env,
         cwd: io.cwd,

@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { mnemeBin } from '../src/surfaces/install-root.js';
+import { installRoot, mnemeBin } from '../src/surfaces/install-root.js';
+import { hookSpecs } from '../src/surfaces/setup/hosts.js';
 
 let tmp: string;
 let home: string;
@@ -251,5 +252,29 @@ describe('mneme doctor', () => {
     assert.equal(r.status, 1);
     assert.match(r.stdout, /fail\s+distiller .*no-such-distiller/);
     assert.match(r.stdout, /ok\s+store/);
+  });
+});
+
+describe('the Claude Code plugin directory', () => {
+  it('wires the same hook events and MCP server that `mneme setup claude-code` writes', () => {
+    const dir = path.join(installRoot(), 'plugin', 'claude-code');
+    const plugin = JSON.parse(read(path.join(dir, 'hooks', 'hooks.json'))) as {
+      hooks: Record<string, { matcher?: string; hooks: { command: string }[] }[]>;
+    };
+    const specs = hookSpecs('claude-code', { command: 'mneme', args: [] });
+    const listed = Object.entries(plugin.hooks).flatMap(([hostEvent, groups]) =>
+      groups.flatMap((g) => g.hooks.map((h) => `${hostEvent}|${g.matcher ?? ''}|${h.command}`)),
+    );
+    assert.deepEqual(
+      listed.sort(),
+      specs.map((s) => `${s.hostEvent}|${s.matcher ?? ''}|${s.command}`).sort(),
+    );
+    const mcp = JSON.parse(read(path.join(dir, '.mcp.json')));
+    assert.deepEqual(mcp.mcpServers.mneme.args, ['mcp']);
+    const manifest = JSON.parse(read(path.join(dir, '.claude-plugin', 'plugin.json')));
+    assert.equal(manifest.name, 'mneme');
+    const skill = read(path.join(dir, 'skills', 'mneme', 'SKILL.md'));
+    assert.match(skill, /^---\nname: mneme\ndescription: /);
+    assert.doesNotMatch(skill, /mneme review|dashboard|tombstone lift/);
   });
 });

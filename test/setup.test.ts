@@ -188,6 +188,7 @@ describe('mneme setup codex', () => {
     assert.match(text, /\[mcp_servers\.mneme\]\ncommand = ".+"\nargs = \[.*"mcp"\]/);
     const h = JSON.parse(read(hooks()));
     assert.ok(h.hooks.SessionStart && h.hooks.PreToolUse && h.hooks.Stop);
+    assert.match(h.hooks.SessionStart[0].hooks[0].command, / hook session-start --host codex$/);
     const second = json(['setup', 'codex']);
     assert.deepEqual(
       second.files.map((f: { action: string }) => f.action),
@@ -234,6 +235,48 @@ describe('mneme doctor', () => {
     assert.equal(by.get('distiller')?.status, 'warn');
     assert.equal(report.ok, true);
     assert.equal(r.code, 0);
+  });
+
+  it('shows the last run of each hook event from the hook log', () => {
+    const log = path.join(tmp, 'store', '.state', 'hooks.log');
+    const line = (o: object) => `${JSON.stringify(o)}\n`;
+    fs.writeFileSync(
+      log,
+      line({
+        at: '2026-01-01T00:00:00Z',
+        event: 'session-start',
+        host: 'claude-code',
+        ms: 40,
+        outcome: 'nothing',
+      }) +
+        'not json\n' +
+        line({
+          at: '2026-01-02T00:00:00Z',
+          event: 'session-start',
+          host: 'claude-code',
+          ms: 35,
+          outcome: 'injected',
+        }) +
+        line({
+          at: '2026-01-02T00:01:00Z',
+          event: 'stop',
+          host: 'claude-code',
+          ms: 9,
+          outcome: 'error',
+          error: 'transcript missing',
+        }),
+    );
+    const report = JSON.parse(mneme(['doctor', '--json']).stdout) as {
+      checks: { check: string; status: string; detail: string }[];
+    };
+    const by = new Map(report.checks.map((c) => [c.check, c]));
+    const start = by.get('hook claude-code session-start')!;
+    assert.equal(start.status, 'ok');
+    assert.match(start.detail, /2026-01-02T00:00:00Z in 35 ms — injected/);
+    const stop = by.get('hook claude-code stop')!;
+    assert.equal(stop.status, 'warn');
+    assert.match(stop.detail, /error: transcript missing/);
+    fs.rmSync(log);
   });
 
   it('fails (exit 1) when the configured distiller command is missing', () => {

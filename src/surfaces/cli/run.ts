@@ -9,7 +9,7 @@ import type { Engine } from '../../engine/engine.js';
 import type { ReadLevel } from '../../engine/read.js';
 import { agentSessionMarker } from '../agent-env.js';
 import { openEngine } from '../open.js';
-import { registerAgentCommands } from './agents.js';
+import { registerHostCommands } from './host-commands.js';
 import { day, formatRecall, table } from './format.js';
 
 export interface Io {
@@ -491,7 +491,7 @@ export async function run(
       io.stdout(`${globals().json ? JSON.stringify(json, null, 2) : human()}\n`),
   };
   buildProgram(c);
-  registerAgentCommands(c);
+  registerHostCommands(c);
   extend?.(c);
   try {
     await program.parseAsync(argv, { from: 'user' });

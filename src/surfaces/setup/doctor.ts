@@ -336,7 +336,7 @@ function executorCheck(d: DoctorDeps): Check {
       };
 }
 
-/** The hook log is JSON lines written by `mneme hook`; show the last run of each event. */
+/** The hook log is JSON lines written by `mneme hook`; show the last run of each host/event. */
 function hookLogChecks(d: DoctorDeps): Check[] {
   const file = path.join(d.storeDir, '.state', 'hooks.log');
   const text = readOr(file);
@@ -354,28 +354,25 @@ function hookLogChecks(d: DoctorDeps): Check[] {
     if (!line.trim()) continue;
     try {
       const e = JSON.parse(line) as Record<string, unknown>;
-      if (typeof e.event === 'string') last.set(e.event, e);
+      if (typeof e.event !== 'string') continue;
+      last.set(`${typeof e.host === 'string' ? `${e.host} ` : ''}${e.event}`, e);
     } catch {
       /* a torn or foreign line: skip */
     }
   }
   if (last.size === 0)
     return [{ check: 'hook runs', status: 'warn', detail: `${file} has no readable entries` }];
-  return [...last].map(([event, e]) => {
-    const failed = e.ok === false || typeof e.error === 'string';
-    const at = String(e.at ?? e.ts ?? '?');
-    const ms =
-      typeof e.ms === 'number'
-        ? ` in ${e.ms} ms`
-        : typeof e.duration_ms === 'number'
-          ? ` in ${e.duration_ms} ms`
-          : '';
-    const what =
-      typeof e.did === 'string' ? `: ${e.did}` : typeof e.error === 'string' ? `: ${e.error}` : '';
+  return [...last].map(([key, e]): Check => {
+    const outcome = typeof e.outcome === 'string' ? e.outcome : null;
+    const failed = outcome === 'error' || outcome === 'timeout' || typeof e.error === 'string';
+    const ms = typeof e.ms === 'number' ? ` in ${e.ms} ms` : '';
+    const what = [outcome, typeof e.error === 'string' ? e.error.slice(0, 200) : null]
+      .filter(Boolean)
+      .join(': ');
     return {
-      check: `hook ${event}`,
+      check: `hook ${key}`,
       status: failed ? 'warn' : 'ok',
-      detail: `last run ${at}${ms}${what}`,
+      detail: `last run ${String(e.at ?? '?')}${ms}${what ? ` — ${what}` : ''}`,
       ...(failed ? { fix: `see ${file}` } : {}),
     };
   });

@@ -54,8 +54,12 @@ const CODEX_EVENTS: HookEvent[] = [
 
 const quote = (s: string) => (/^[A-Za-z0-9_./:@=-]+$/.test(s) ? s : JSON.stringify(s));
 
-export const hookCommand = (inv: Invocation, event: string) =>
-  [inv.command, ...inv.args].map(quote).concat('hook', event).join(' ');
+/** `mneme hook <event>`; hosts other than Claude Code (the hook's default) name themselves. */
+export const hookCommand = (inv: Invocation, event: string, host: Host = 'claude-code') =>
+  [inv.command, ...inv.args]
+    .map(quote)
+    .concat('hook', event, ...(host === 'claude-code' ? [] : ['--host', host]))
+    .join(' ');
 
 export function hookSpecs(
   host: Host,
@@ -69,7 +73,7 @@ export function hookSpecs(
       hostEvent: e.hostEvent,
       event: e.event,
       ...(e.matcher ? { matcher: e.matcher } : {}),
-      command: hookCommand(inv, e.event),
+      command: hookCommand(inv, e.event, host),
       timeout: 10,
     }));
 }

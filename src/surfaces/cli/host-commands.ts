@@ -15,7 +15,7 @@ import { ExitCode, type CliContext } from './run.js';
 const homeOf = (env: NodeJS.ProcessEnv) => env.HOME || os.homedir();
 const projectOf = (cwd: string) => findRepoRoot(cwd)?.root ?? path.resolve(cwd);
 
-export function registerAgentCommands(c: CliContext): void {
+export function registerHostCommands(c: CliContext): void {
   const { program, io } = c;
 
   program

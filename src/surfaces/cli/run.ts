@@ -9,6 +9,7 @@ import type { Engine } from '../../engine/engine.js';
 import type { ReadLevel } from '../../engine/read.js';
 import { agentSessionMarker } from '../agent-env.js';
 import { openEngine } from '../open.js';
+import { registerHostCommands } from './host-commands.js';
 import { day, formatRecall, table } from './format.js';
 import { registerReview } from './review.js';
 
@@ -496,6 +497,7 @@ export async function run(
   };
   buildProgram(c);
   registerReview(c);
+  registerHostCommands(c);
   extend?.(c);
   try {
     await program.parseAsync(argv, { from: 'user' });

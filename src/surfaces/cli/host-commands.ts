@@ -1,0 +1,105 @@
+// CLI commands that connect mneme to agent hosts: `mcp` (the stdio MCP server), `setup` (wire a
+// host's settings) and `doctor` (check the wiring end to end). The MCP SDK is loaded only by the
+// commands that use it, so every other command (hooks above all) starts without paying for it.
+import os from 'node:os';
+import path from 'node:path';
+import { Option } from 'commander';
+import { mnemeBin } from '../install-root.js';
+import { openEngine, storeHome } from '../open.js';
+import { findRepoRoot } from '../project.js';
+import type { Check } from '../setup/doctor.js';
+import { HOSTS, resolveInvocation, type Host } from '../setup/hosts.js';
+import { runSetup } from '../setup/setup.js';
+import { ExitCode, type CliContext } from './run.js';
+
+const homeOf = (env: NodeJS.ProcessEnv) => env.HOME || os.homedir();
+const projectOf = (cwd: string) => findRepoRoot(cwd)?.root ?? path.resolve(cwd);
+
+export function registerHostCommands(c: CliContext): void {
+  const { program, io } = c;
+
+  program
+    .command('mcp')
+    .description('run the MCP server over stdio, bound to the project of this directory')
+    .action(async () => {
+      const { serveStdio } = await import('../mcp/stdio.js');
+      await serveStdio({ store: c.globals().store, cwd: io.cwd, env: io.env, stderr: io.stderr });
+    });
+
+  program
+    .command('setup')
+    .description('wire mneme (MCP server and hooks) into an agent host’s settings')
+    .addOption(new Option('--project', 'this repository’s settings').conflicts('user'))
+    .option('--user', 'your user settings (default)')
+    .option('--uninstall', 'remove exactly what setup added')
+    .option('--dry-run', 'show what would change, write nothing')
+    .option('--prompt-hook', 'also install the UserPromptSubmit hook (off by default)')
+    .argument('<host>', HOSTS.join(' | '))
+    .action(
+      (
+        host: string,
+        o: { project?: boolean; uninstall?: boolean; dryRun?: boolean; promptHook?: boolean },
+      ) => {
+        if (!(HOSTS as readonly string[]).includes(host)) {
+          io.stderr(`mneme: unknown host "${host}"; choose one of ${HOSTS.join(', ')}\n`);
+          throw new ExitCode(1);
+        }
+        const store = c.globals().store;
+        const serverEnv: Record<string, string> = {};
+        if (store || io.env.MNEME_HOME) serverEnv.MNEME_HOME = storeHome({ store, env: io.env });
+        const r = runSetup({
+          host: host as Host,
+          scope: o.project ? 'project' : 'user',
+          uninstall: o.uninstall === true,
+          dryRun: o.dryRun === true,
+          promptHook: o.promptHook === true,
+          home: homeOf(io.env),
+          project: projectOf(io.cwd),
+          invocation: resolveInvocation(io.env, mnemeBin()),
+          serverEnv,
+          now: new Date(),
+        });
+        c.out(r, () =>
+          [
+            `${r.dryRun ? '[dry run] ' : ''}${r.uninstall ? 'uninstall' : 'setup'} ${r.host} (${r.scope})`,
+            ...r.files.map(
+              (f) =>
+                `  ${f.action.padEnd(9)} ${f.file}${f.changes.length ? ` — ${f.changes.join('; ')}` : ''}${f.backup ? `\n            backup: ${f.backup}` : ''}`,
+            ),
+            ...r.notes.map((n) => `  note: ${n}`),
+          ].join('\n'),
+        );
+      },
+    );
+
+  program
+    .command('doctor')
+    .description('check the store, host wiring, a live MCP round trip, the distiller and hook runs')
+    .action(async () => {
+      const store = c.globals().store;
+      const { runDoctor } = await import('../setup/doctor.js');
+      const checks = await runDoctor({
+        env: io.env,
+        cwd: io.cwd,
+        home: homeOf(io.env),
+        project: projectOf(io.cwd),
+        storeDir: storeHome({ store, env: io.env }),
+        storeFlag: store,
+        openEngine: () => openEngine({ store, cwd: io.cwd, env: io.env, surface: 'human' }),
+        hasHookCommand: program.commands.some((cmd) => cmd.name() === 'hook'),
+      });
+      const failed = checks.some((k) => k.status === 'fail');
+      c.out({ ok: !failed, checks }, () => formatChecks(checks));
+      if (failed) throw new ExitCode(1);
+    });
+}
+
+function formatChecks(checks: Check[]): string {
+  const width = Math.max(...checks.map((k) => k.check.length));
+  return checks
+    .map(
+      (k) =>
+        `${k.status.padEnd(4)}  ${k.check.padEnd(width)}  ${k.detail}${k.fix && k.status !== 'ok' ? `\n${' '.repeat(width + 8)}→ ${k.fix}` : ''}`,
+    )
+    .join('\n');
+}

@@ -97,6 +97,8 @@ export interface Store {
   journal(q: JournalQuery): Promise<JournalEntry[]>;
   verifyJournal(): Promise<VerifyReport>;
   appendUsage(events: UsageEvent[]): Promise<void>;
+  /** Usage-derived weights of these memories (absent ids weigh 1). Optional for adapters. */
+  weights?(ids: string[]): Promise<Map<string, number>>;
   rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport>;
   status(): Promise<StoreStatus>;
   close(): Promise<void>;

@@ -311,6 +311,10 @@ export class FileStore implements Store {
     appendDurable(file, events.map((e) => JSON.stringify(e)).join('\n') + '\n', false);
   }
 
+  async weights(ids: string[]): Promise<Map<string, number>> {
+    return this.index.weights(ids);
+  }
+
   // ---- rebuild ----------------------------------------------------------------------------
 
   async rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport> {

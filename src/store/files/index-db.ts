@@ -213,6 +213,15 @@ export class IndexDb {
     return rows.map((r) => JSON.parse(r.doc) as RevisionView);
   }
 
+  weights(ids: string[]): Map<string, number> {
+    const out = new Map<string, number>();
+    if (ids.length === 0) return out;
+    const rows = this.db.prepare('SELECT id, w FROM weight').all() as { id: string; w: number }[];
+    const wanted = new Set(ids);
+    for (const r of rows) if (wanted.has(r.id)) out.set(r.id, r.w);
+    return out;
+  }
+
   counts(): {
     memories: number;
     active: number;

@@ -112,7 +112,7 @@ export async function distillSession(
     settled.forEach((s, i) => {
       const p = planned[i]!;
       if (s.ok) {
-        if (!s.result.unchanged)
+        if (!s.result.unchanged && !s.result.replayed)
           report.applied.push({ op: s.result.op, id: s.result.id, rev: s.result.rev });
       } else {
         const reason = s.error.message;

@@ -199,6 +199,38 @@ describe('hooks end to end (Claude Code payloads, real CLI, fake executor)', () 
     assert.equal(calls(), first + 1, 'the second increment reached the executor');
   });
 
+  it('session end writes one handoff, and the next session start shows it first', async () => {
+    const session = 'sess-a7';
+    const transcript = path.join(w.dir, 'transcript-a7.jsonl');
+    fs.writeFileSync(
+      transcript,
+      [
+        { type: 'user', message: { role: 'user', content: 'Next we port the refund endpoint; blocked on the staging credentials.' } },
+        { type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: 'I ported charges; refunds are next, waiting on staging credentials.' }] } },
+      ].map((x) => JSON.stringify(x)).join('\n') + '\n',
+    );
+    const n = (fs.existsSync(path.join(w.fake, 'calls')) ? Number(fs.readFileSync(path.join(w.fake, 'calls'), 'utf8')) : 0) + 1;
+    fs.writeFileSync(
+      path.join(w.fake, `${n}.txt`),
+      [
+        '{"op":"new","type":"handoff","abstract":"Charges ported to Postgres; refunds next","body":"Doing: porting payments. Next: refund endpoint. Blocked: staging credentials.","evidence":[[1,2]]}',
+        '{"op":"new","type":"handoff","abstract":"A second handoff","evidence":[[1,1]]}',
+      ].join('\n'),
+    );
+    assert.equal(w.hook('session-end', w.payload('session-end.json', { SESSION: session, TRANSCRIPT: transcript, CWD: a }), a).code, 0);
+    const done = await waitFor('the distiller', () =>
+      w.hookLog().find((x) => x.event === 'distill' && x.session === session && x.outcome === 'distilled'),
+    );
+    assert.equal((done.detail as Record<string, number>).applied, 1);
+    assert.equal((done.detail as Record<string, number>).refused, 1, 'at most one handoff');
+    assert.match(fs.readFileSync(path.join(w.fake, `prompt-${n}.txt`), 'utf8'), /at most ONE/);
+    const ctx = contextOf(w.hook('session-start', w.payload('session-start.json', { SESSION: 'sess-a8', TRANSCRIPT: '', CWD: a }), a).stdout);
+    const first = ctx.split('\n')[2]!;
+    assert.match(first, /\(handoff, claimed, latest handoff\) Charges ported to Postgres; refunds next/);
+    const rb = contextOf(w.hook('session-start', w.payload('session-start.json', { SESSION: 'sess-b2', TRANSCRIPT: '', CWD: b }), b).stdout);
+    assert.ok(!rb.includes('Charges ported'), 'a handoff stays in its project');
+  });
+
   it(
     'a forgotten value restated through distillation is refused (needs tombstones in the write path)',
     { todo: 'passes once the lead lands tombstones in src/engine/gates.ts' },

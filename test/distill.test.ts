@@ -13,7 +13,10 @@ import { openEngine } from '../src/surfaces/open.js';
 import { makeWorld } from './hook-helpers.js';
 
 const msg = (role: 'user' | 'assistant', text: string) =>
-  JSON.stringify({ type: role, message: { role, content: role === 'user' ? text : [{ type: 'text', text }] } });
+  JSON.stringify({
+    type: role,
+    message: { role, content: role === 'user' ? text : [{ type: 'text', text }] },
+  });
 
 describe('distillSession', () => {
   let dir: string;
@@ -23,7 +26,12 @@ describe('distillSession', () => {
 
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-distill-'));
-    engine = await openEngine({ store: dir, binding, env: { MNEME_DURABLE: '0' }, surface: 'agent' });
+    engine = await openEngine({
+      store: dir,
+      binding,
+      env: { MNEME_DURABLE: '0' },
+      surface: 'agent',
+    });
     sessions = new SessionFiles(dir);
   });
   after(async () => {
@@ -32,17 +40,32 @@ describe('distillSession', () => {
   });
 
   const run = (session: string, executor: Executor, limits = DISTILL_DEFAULTS, dryRun = false) =>
-    distillSession(engine.ctx, sessions, executor, { host: 'claude-code', session, handoff: false, dryRun, limits });
-  const abstracts = async () => (await engine.ctx.store.listCurrent(engine.scopes)).map((v) => v.abstract);
+    distillSession(engine.ctx, sessions, executor, {
+      host: 'claude-code',
+      session,
+      handoff: false,
+      dryRun,
+      limits,
+    });
+  const abstracts = async () =>
+    (await engine.ctx.store.listCurrent(engine.scopes)).map((v) => v.abstract);
 
   it('a refused operation is kept in pending and retried once on the next run', async () => {
     const ref = { host: 'claude-code' as const, session: 'retry' };
     const [held] = await engine.apply(
-      [{ op: 'remember', type: 'fact', abstract: 'The queue is RabbitMQ', fields: { subject: 'queue' } }],
+      [
+        {
+          op: 'remember',
+          type: 'fact',
+          abstract: 'The queue is RabbitMQ',
+          fields: { subject: 'queue' },
+        },
+      ],
       { kind: 'human' },
     );
     sessions.appendArchive(ref, [msg('user', 'We replaced RabbitMQ with NATS for the queue.')]);
-    const op = '{"op":"new","type":"fact","abstract":"The queue is NATS","fields":{"subject":"queue"},"evidence":[[1,1]]}';
+    const op =
+      '{"op":"new","type":"fact","abstract":"The queue is NATS","fields":{"subject":"queue"},"evidence":[[1,1]]}';
     const first = await run('retry', async () => op);
     assert.equal(first.applied.length, 0);
     assert.match(first.refused[0]!.reason, /already exists/);
@@ -63,11 +86,22 @@ describe('distillSession', () => {
   it('a second failure is dropped, not retried forever', async () => {
     const ref = { host: 'claude-code' as const, session: 'drop' };
     await engine.apply(
-      [{ op: 'remember', type: 'fact', abstract: 'CI runs on Buildkite', fields: { subject: 'ci' } }],
+      [
+        {
+          op: 'remember',
+          type: 'fact',
+          abstract: 'CI runs on Buildkite',
+          fields: { subject: 'ci' },
+        },
+      ],
       { kind: 'human' },
     );
     sessions.appendArchive(ref, [msg('user', 'CI is GitHub Actions now.')]);
-    await run('drop', async () => '{"op":"new","type":"fact","abstract":"CI runs on GitHub Actions","fields":{"subject":"ci"},"evidence":[[1,1]]}');
+    await run(
+      'drop',
+      async () =>
+        '{"op":"new","type":"fact","abstract":"CI runs on GitHub Actions","fields":{"subject":"ci"},"evidence":[[1,1]]}',
+    );
     const again = await run('drop', async () => '');
     assert.equal(again.retried.applied, 0);
     assert.equal(again.retried.dropped, 1);
@@ -76,7 +110,10 @@ describe('distillSession', () => {
 
   it('a crash after apply and before the watermark replays without duplicates', async () => {
     const ref = { host: 'claude-code' as const, session: 'crash' };
-    sessions.appendArchive(ref, [msg('user', 'Our on-call rotation changes on Mondays.'), msg('assistant', 'Noted.')]);
+    sessions.appendArchive(ref, [
+      msg('user', 'Our on-call rotation changes on Mondays.'),
+      msg('assistant', 'Noted.'),
+    ]);
     const engineOp = {
       op: 'remember',
       type: 'fact',
@@ -86,8 +123,15 @@ describe('distillSession', () => {
       idempotency_key: 'distill:claude-code/crash#1-2:1:abc',
     };
     // Simulate: in-flight file written, ops applied, then the process died.
-    sessions.writeState('inflight', ref, { to: 2, ops: [{ engineOp, origin: { line: 1, op: 'new' } }] });
-    await engine.applyEach([engineOp], { kind: 'distiller', host: 'claude-code', session: 'crash' });
+    sessions.writeState('inflight', ref, {
+      to: 2,
+      ops: [{ engineOp, origin: { line: 1, op: 'new' } }],
+    });
+    await engine.applyEach([engineOp], {
+      kind: 'distiller',
+      host: 'claude-code',
+      session: 'crash',
+    });
     let asked = 0;
     const report = await run('crash', async () => {
       asked++;
@@ -95,7 +139,10 @@ describe('distillSession', () => {
     });
     assert.equal(asked, 0, 'the in-flight batch covered the archive');
     assert.equal(report.applied.length, 0, 'replayed, not applied twice');
-    assert.equal((await abstracts()).filter((a) => a === 'On-call rotation changes on Mondays').length, 1);
+    assert.equal(
+      (await abstracts()).filter((a) => a === 'On-call rotation changes on Mondays').length,
+      1,
+    );
     assert.equal(sessions.readState('inflight', ref), null);
     assert.equal(sessions.readState<{ line: number }>('distilled', ref)!.line, 2);
   });
@@ -103,12 +150,20 @@ describe('distillSession', () => {
   it('the runs-per-hour cap stops the run and says so; the watermark stays where apply left it', async () => {
     const ref = { host: 'claude-code' as const, session: 'capped' };
     sessions.writeShared('runs', []);
-    sessions.appendArchive(ref, [msg('user', 'a'.repeat(600)), msg('user', 'b'.repeat(600)), msg('user', 'c'.repeat(600))]);
+    sessions.appendArchive(ref, [
+      msg('user', 'a'.repeat(600)),
+      msg('user', 'b'.repeat(600)),
+      msg('user', 'c'.repeat(600)),
+    ]);
     let asked = 0;
-    const report = await run('capped', async () => {
-      asked++;
-      return '{"op":"skip"}';
-    }, { ...DISTILL_DEFAULTS, maxBatchChars: 700, maxRunsPerHour: 1 });
+    const report = await run(
+      'capped',
+      async () => {
+        asked++;
+        return '{"op":"skip"}';
+      },
+      { ...DISTILL_DEFAULTS, maxBatchChars: 700, maxRunsPerHour: 1 },
+    );
     assert.equal(asked, 1);
     assert.equal(report.batches.length, 1);
     assert.match(report.capped!, /runs per hour/);
@@ -120,7 +175,15 @@ describe('distillSession', () => {
     const ref = { host: 'claude-code' as const, session: 'broken' };
     sessions.appendArchive(ref, [msg('user', 'The API base URL is https://api.example.test/v2.')]);
     const report = await run('broken', async () =>
-      ['{"op":', 'null', '[1,2]', '{"op":"new"}', '{"op":"retract","handle":"h1"}', '\u0000\u0001', '{"op":"new","type":"nope","abstract":"x","evidence":[[1,1]]}'].join('\n'),
+      [
+        '{"op":',
+        'null',
+        '[1,2]',
+        '{"op":"new"}',
+        '{"op":"retract","handle":"h1"}',
+        '\u0000\u0001',
+        '{"op":"new","type":"nope","abstract":"x","evidence":[[1,1]]}',
+      ].join('\n'),
     );
     assert.equal(report.malformed.length, 6);
     assert.equal(report.refused.length, 1, 'unknown type refused by the write path');
@@ -134,7 +197,9 @@ describe('mneme distill (CLI)', () => {
     try {
       const a = w.project('alpha', 'git@github.com:acme/alpha.git');
       const ref = { host: 'claude-code' as const, session: 'dry' };
-      new SessionFiles(w.home).appendArchive(ref, [msg('user', 'Release branches are cut on Fridays.')]);
+      new SessionFiles(w.home).appendArchive(ref, [
+        msg('user', 'Release branches are cut on Fridays.'),
+      ]);
       fs.writeFileSync(
         path.join(w.fake, '1.txt'),
         '{"op":"new","type":"procedure","abstract":"Cut release branches on Fridays","fields":{"subject":"release branches"},"evidence":[[1,1]]}\n',
@@ -150,7 +215,10 @@ describe('mneme distill (CLI)', () => {
       const real = w.cli(['distill', '--session', 'dry'], { cwd: a });
       assert.equal(real.code, 0, real.stderr);
       assert.match(real.stdout, /applied remember mem_/);
-      assert.equal(w.json<{ results: unknown[] }>(['recall', 'release branches Fridays'], a).results.length, 1);
+      assert.equal(
+        w.json<{ results: unknown[] }>(['recall', 'release branches Fridays'], a).results.length,
+        1,
+      );
     } finally {
       w.cleanup();
     }
@@ -160,11 +228,27 @@ describe('mneme distill (CLI)', () => {
     const w = makeWorld();
     try {
       const a = w.project('alpha', 'git@github.com:acme/alpha.git');
-      new SessionFiles(w.home).appendArchive({ host: 'claude-code', session: 'bad' }, [msg('user', 'hello there')]);
-      const r = w.cli(['distill', '--session', 'bad', '--executor', 'command', '--command', `"${process.execPath}" -e "process.exit(4)"`], { cwd: a });
+      new SessionFiles(w.home).appendArchive({ host: 'claude-code', session: 'bad' }, [
+        msg('user', 'hello there'),
+      ]);
+      const r = w.cli(
+        [
+          'distill',
+          '--session',
+          'bad',
+          '--executor',
+          'command',
+          '--command',
+          `"${process.execPath}" -e "process.exit(4)"`,
+        ],
+        { cwd: a },
+      );
       assert.equal(r.code, 1);
       assert.match(r.stdout, /executor failed: .*exited with 4/);
-      assert.equal(fs.existsSync(path.join(w.home, '.state', 'distilled', 'claude-code', 'bad.json')), false);
+      assert.equal(
+        fs.existsSync(path.join(w.home, '.state', 'distilled', 'claude-code', 'bad.json')),
+        false,
+      );
       const ok = w.cli(['distill', '--session', 'bad'], { cwd: a });
       assert.equal(ok.code, 0, ok.stderr);
     } finally {

@@ -18,17 +18,28 @@ it('answers in each host dialect, and prints nothing when there is nothing to ad
 });
 
 it('reads edited files from Claude Code tool input and from a Codex apply_patch', () => {
-  const cc = parsePayload(JSON.stringify({ session_id: 's', tool_name: 'Write', tool_input: { file_path: '/p/src/a.ts', content: 'x' } }));
+  const cc = parsePayload(
+    JSON.stringify({
+      session_id: 's',
+      tool_name: 'Write',
+      tool_input: { file_path: '/p/src/a.ts', content: 'x' },
+    }),
+  );
   assert.deepEqual(cc.filePaths, ['/p/src/a.ts']);
   const codex = parsePayload(
     JSON.stringify({
       session_id: 's',
       tool_name: 'apply_patch',
-      tool_input: { command: '*** Begin Patch\n*** Update File: src/billing/pay.ts\n@@\n-a\n+b\n*** Add File: src/new.ts\n+x\n*** End Patch' },
+      tool_input: {
+        command:
+          '*** Begin Patch\n*** Update File: src/billing/pay.ts\n@@\n-a\n+b\n*** Add File: src/new.ts\n+x\n*** End Patch',
+      },
     }),
   );
   assert.deepEqual(codex.filePaths, ['src/billing/pay.ts', 'src/new.ts']);
-  const bash = parsePayload(JSON.stringify({ session_id: 's', tool_name: 'Bash', tool_input: { command: 'ls' } }));
+  const bash = parsePayload(
+    JSON.stringify({ session_id: 's', tool_name: 'Bash', tool_input: { command: 'ls' } }),
+  );
   assert.deepEqual(bash.filePaths, []);
   assert.throws(() => parsePayload('[1]'));
   assert.equal(parsePayload(JSON.stringify({ session_id: 'a\u0000b' })).sessionId, null);

@@ -17,7 +17,10 @@ export interface World {
   fake: string;
   env: NodeJS.ProcessEnv;
   project: (name: string, remote: string) => string;
-  cli: (args: string[], opts?: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv }) => {
+  cli: (
+    args: string[],
+    opts?: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv },
+  ) => {
     code: number;
     stdout: string;
     stderr: string;
@@ -47,7 +50,13 @@ export function makeWorld(): World {
     MNEME_DISTILL_COMMAND: `"${process.execPath}" "${FAKE_EXECUTOR}"`,
     FAKE_DIR: fake,
   };
-  for (const k of ['CLAUDECODE', 'CLAUDE_CODE_ENTRYPOINT', 'CODEX_SANDBOX', 'MNEME_AGENT', 'MNEME_HOOKS_DISABLED'])
+  for (const k of [
+    'CLAUDECODE',
+    'CLAUDE_CODE_ENTRYPOINT',
+    'CODEX_SANDBOX',
+    'MNEME_AGENT',
+    'MNEME_HOOKS_DISABLED',
+  ])
     delete env[k];
   const cli: World['cli'] = (args, opts = {}) => {
     const r = spawnSync(process.execPath, [BIN, ...args], {
@@ -100,7 +109,11 @@ export function makeWorld(): World {
 }
 
 /** Polls until the predicate holds (a wait for a detached process, not a timing assertion). */
-export async function waitFor<T>(what: string, fn: () => T | null | undefined | false, ms = 30_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => T | null | undefined | false,
+  ms = 30_000,
+): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
     const v = fn();

@@ -83,8 +83,9 @@ export interface RenderOptions {
 export const INJECT_DEFAULTS = { maxBytes: 8 * 1024, maxLines: 80 } as const;
 
 // C0/C1 controls, DEL, line and paragraph separators, bidi overrides and zero-width marks.
-// eslint-disable-next-line no-control-regex
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
+const UNSAFE =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
 // Angle brackets and their look-alikes: with none of them left, no tag can be written.
 const ANGLES = /[<>\uff1c\uff1e\ufe64\ufe65\u2039\u203a\u3008\u3009\u27e8\u27e9]/g;
 
@@ -92,7 +93,16 @@ const ANGLES = /[<>\uff1c\uff1e\ufe64\ufe65\u2039\u203a\u3008\u3009\u27e8\u27e9]
 export function escapeForEnvelope(text: string, maxChars = 300): string {
   const flat = String(text)
     .replace(UNSAFE, ' ')
-    .replace(ANGLES, (c) => (c === '<' || c === '\uff1c' || c === '\ufe64' || c === '\u2039' || c === '\u3008' || c === '\u27e8' ? '&lt;' : '&gt;'))
+    .replace(ANGLES, (c) =>
+      c === '<' ||
+      c === '\uff1c' ||
+      c === '\ufe64' ||
+      c === '\u2039' ||
+      c === '\u3008' ||
+      c === '\u27e8'
+        ? '&lt;'
+        : '&gt;',
+    )
     .replace(/\s+/g, ' ')
     .trim();
   const chars = [...flat];

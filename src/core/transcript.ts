@@ -55,7 +55,10 @@ export function messageOf(raw: string): TranscriptMessage | null {
 
 /** A session id as a safe file name: unsafe characters replaced, a hash keeps it unique. */
 export function safeSessionName(id: string): string {
-  const cleaned = id.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^[._-]+/, '').slice(0, 80);
+  const cleaned = id
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .replace(/^[._-]+/, '')
+    .slice(0, 80);
   if (cleaned === id && cleaned !== '') return cleaned;
   return `${cleaned || 's'}-${sha256(id).slice(0, 10)}`;
 }

@@ -154,7 +154,8 @@ export async function distillSession(
     for (const l of lines) {
       const m = messageOf(l.raw);
       if (m) {
-        const text = m.text.length > perMessage ? `${m.text.slice(0, perMessage)} […truncated]` : m.text;
+        const text =
+          m.text.length > perMessage ? `${m.text.slice(0, perMessage)} […truncated]` : m.text;
         if (messages.length > 0 && chars + text.length > opts.limits.maxBatchChars) break;
         chars += text.length;
         messages.push({ ...m, text, n: messages.length + 1, line: l.line });
@@ -162,7 +163,8 @@ export async function distillSession(
       last = l.line;
     }
     if (messages.length === 0) {
-      if (!opts.dryRun) sessions.writeState('distilled', ref, { line: last, at: ctx.clock().toISOString() });
+      if (!opts.dryRun)
+        sessions.writeState('distilled', ref, { line: last, at: ctx.clock().toISOString() });
       watermark = last;
       continue;
     }
@@ -215,11 +217,14 @@ export async function distillSession(
       const ranges = op.evidence;
       const bad = ranges.find(([a, c]) => a < 1 || c < a || c > messages.length);
       if (bad) {
-        refuse(`evidence [${bad[0]},${bad[1]}] is not a range of messages 1-${messages.length} of this batch`);
+        refuse(
+          `evidence [${bad[0]},${bad[1]}] is not a range of messages 1-${messages.length} of this batch`,
+        );
         continue;
       }
       const provenance = ranges.map(
-        ([a, c]) => `session:${opts.host}/${opts.session}#${messages[a - 1]!.line}-${messages[c - 1]!.line}`,
+        ([a, c]) =>
+          `session:${opts.host}/${opts.session}#${messages[a - 1]!.line}-${messages[c - 1]!.line}`,
       );
       const key = `distill:${opts.host}/${opts.session}#${from}-${last}:${line}:${sha256(canonicalJson(op)).slice(0, 12)}`;
       const reason = `distilled from session ${opts.host}/${opts.session}`;
@@ -299,6 +304,7 @@ async function handoffOp(
   const scope = ctx.binding.project ?? 'global';
   const slug = deriveSlug(schema, fields, op.abstract, '');
   const existing = await ctx.store.findLiveBySlug(scope, 'handoff', slug);
-  if (existing) return { op: 'supersede', id: existing.id, abstract: op.abstract, body: op.body ?? '' };
+  if (existing)
+    return { op: 'supersede', id: existing.id, abstract: op.abstract, body: op.body ?? '' };
   return { op: 'remember', type: 'handoff', abstract: op.abstract, body: op.body, fields };
 }

@@ -49,18 +49,24 @@ function freshnessOf(v: RevisionView, opts: InjectOptions): Freshness {
   return sha256(data) === v.source.sha256 ? 'fresh' : 'drifted';
 }
 
-async function admitted(
+async function withWeights(
   ctx: EngineContext,
   views: RevisionView[],
+): Promise<{ view: RevisionView; weight: number }[]> {
+  const weights = ctx.store.weights ? await ctx.store.weights(views.map((v) => v.id)) : new Map();
+  return views.map((view) => ({ view, weight: weights.get(view.id) ?? 1 }));
+}
+
+function admitted(
+  ctx: EngineContext,
+  candidates: { view: RevisionView; weight: number }[],
   opts: InjectOptions,
-): Promise<{ entries: InjectEntry[]; views: Map<string, RevisionView> }> {
+): { entries: InjectEntry[]; views: Map<string, RevisionView> } {
   const now = ctx.clock().toISOString();
   const scopes = readableScopes(ctx.binding);
-  const weights = ctx.store.weights ? await ctx.store.weights(views.map((v) => v.id)) : new Map();
   const entries: InjectEntry[] = [];
   const byId = new Map<string, RevisionView>();
-  for (const v of views) {
-    const weight = weights.get(v.id) ?? 1;
+  for (const { view: v, weight } of candidates) {
     const ok = autoInjectable(v, {
       scopes,
       now,
@@ -82,6 +88,41 @@ async function admitted(
   return { entries, views: byId };
 }
 
+/**
+ * Candidates for the session-start block. With an adapter that can prefilter and order in its
+ * query, only the heaviest few are read (write cost and read cost must not grow with the store);
+ * the predicate still decides each one.
+ */
+async function sessionCandidates(
+  ctx: EngineContext,
+  want: number,
+): Promise<{ view: RevisionView; weight: number }[]> {
+  const scopes = readableScopes(ctx.binding);
+  const store = ctx.store;
+  if (!store.injectCandidates) return withWeights(ctx, await store.listCurrent(scopes));
+  const now = ctx.clock().toISOString();
+  const handoffs = ctx.binding.project
+    ? await store.injectCandidates({
+        scopes: [ctx.binding.project],
+        now,
+        limit: 50,
+        types: ['handoff'],
+      })
+    : [];
+  let limit = Math.max(40, want * 2);
+  for (;;) {
+    const hits = await store.injectCandidates({ scopes, now, limit, excludeTypes: ['handoff'] });
+    if (hits.length < limit || limit >= 100_000) {
+      return [...handoffs, ...hits].map((h) => ({ view: h.view, weight: h.weight }));
+    }
+    // Enough rows must pass the predicate to fill the block; read more only when they did not.
+    const passing = admitted(ctx, hits, { projectRoot: null }).entries.length;
+    if (passing >= want)
+      return [...handoffs, ...hits].map((h) => ({ view: h.view, weight: h.weight }));
+    limit *= 4;
+  }
+}
+
 async function record(ctx: EngineContext, ids: string[], query: string, opts: InjectOptions) {
   if (ids.length === 0 || opts.logUsage === false) return;
   await ctx.store.appendUsage([
@@ -101,18 +142,20 @@ export async function sessionStartBlock(
   ctx: EngineContext,
   opts: InjectOptions,
 ): Promise<InjectResult> {
-  const views = await ctx.store.listCurrent(readableScopes(ctx.binding));
-  const { entries, views: byId } = await admitted(ctx, views, opts);
+  const candidates = await sessionCandidates(ctx, opts.maxLines ?? 80);
+  const { entries, views: byId } = admitted(ctx, candidates, opts);
   // Only the latest handoff of the bound project is shown; older ones are stale by nature.
   const handoffs = entries
     .filter((e) => e.type === 'handoff' && byId.get(e.id)?.scope === ctx.binding.project)
-    .sort((a, b) => (b.recorded_at ?? '').localeCompare(a.recorded_at ?? '') || (a.id < b.id ? 1 : -1));
+    .sort(
+      (a, b) => (b.recorded_at ?? '').localeCompare(a.recorded_at ?? '') || (a.id < b.id ? 1 : -1),
+    );
   const latest = handoffs[0];
   const rest = entries.filter((e) => e.type !== 'handoff');
   const ordered = orderEntries(latest ? [{ ...latest, handoff: true }, ...rest] : rest);
   const { text, ids } = renderInjection(ordered, { ...opts, title: opts.title });
   await record(ctx, ids, 'session-start', opts);
-  return { text, ids, candidates: views.length, admitted: entries.length };
+  return { text, ids, candidates: candidates.length, admitted: entries.length };
 }
 
 /** Memories bound to this file, and constraints/procedures whose applies_to matches it. */
@@ -128,7 +171,18 @@ export async function fileBlock(
   if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) {
     return { text: '', ids: [], candidates: 0, admitted: 0 };
   }
-  const views = await ctx.store.listCurrent(readableScopes(ctx.binding));
+  const scopes = readableScopes(ctx.binding);
+  const views = ctx.store.injectCandidates
+    ? (
+        await ctx.store.injectCandidates({
+          scopes,
+          now: ctx.clock().toISOString(),
+          limit: 100_000,
+          types: ['constraint', 'procedure'],
+          sourcePath: rel,
+        })
+      ).map((h) => h.view)
+    : await ctx.store.listCurrent(scopes);
   const relevant = views.filter(
     (v) =>
       (v.source !== null && v.source !== undefined && v.source.path === rel) ||
@@ -136,7 +190,7 @@ export async function fileBlock(
         Array.isArray(v.applies_to) &&
         v.applies_to.some((g) => typeof g === 'string' && matchGlob(rel, g))),
   );
-  const { entries } = await admitted(ctx, relevant, opts);
+  const { entries } = admitted(ctx, await withWeights(ctx, relevant), opts);
   const { text, ids } = renderInjection(orderEntries(entries), {
     maxBytes: opts.maxBytes ?? FILE_BLOCK_DEFAULTS.maxBytes,
     maxLines: opts.maxLines ?? FILE_BLOCK_DEFAULTS.maxLines,

@@ -38,7 +38,12 @@ export function resolvePointer(p: string, sessions: SessionStore | null): Resolv
   if (p.startsWith('session:')) {
     const ptr = parseSessionPointer(p);
     if (!ptr) return { pointer: p, kind: 'other' };
-    if (!sessions) return { pointer: p, kind: 'session', session: { ...ptr, messages: [], missing: 'no session archive in this store' } };
+    if (!sessions)
+      return {
+        pointer: p,
+        kind: 'session',
+        session: { ...ptr, messages: [], missing: 'no session archive in this store' },
+      };
     const to = Math.min(ptr.to, ptr.from + MAX_LINES - 1);
     const lines = sessions.readArchive({ host: ptr.host, session: ptr.session }, ptr.from, to);
     const messages = lines.map((l) => {

@@ -44,9 +44,4 @@ export interface SessionStore {
 }
 
 export type StateKind =
-  | 'watermarks'
-  | 'distilled'
-  | 'sessions'
-  | 'injected'
-  | 'inflight'
-  | 'pending';
+  'watermarks' | 'distilled' | 'sessions' | 'injected' | 'inflight' | 'pending';

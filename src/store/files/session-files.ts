@@ -94,7 +94,8 @@ export class SessionFiles implements SessionStore {
   }
 
   private sharedFile(name: string): string {
-    if (!/^[a-z][a-z0-9-]{0,39}$/.test(name)) throw new MnemeError('invalid', `bad state name ${name}`);
+    if (!/^[a-z][a-z0-9-]{0,39}$/.test(name))
+      throw new MnemeError('invalid', `bad state name ${name}`);
     return path.join(this.root, '.state', 'distill', `${name}.json`);
   }
 

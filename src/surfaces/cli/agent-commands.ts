@@ -12,7 +12,13 @@ import { distillSettings, makeExecutor } from '../distill/executors.js';
 import { appendHookLog } from '../hooks/hook-log.js';
 import { HOOK_EVENTS, type HookEvent } from '../hooks/payload.js';
 import { runHook } from '../hooks/run-hook.js';
-import { flightFiles, release, takePending, tryAcquire, markPending } from '../hooks/single-flight.js';
+import {
+  flightFiles,
+  release,
+  takePending,
+  tryAcquire,
+  markPending,
+} from '../hooks/single-flight.js';
 import { openEngine, storeHome } from '../open.js';
 import { bindProject } from '../project.js';
 import { ExitCode, type CliContext } from './run.js';
@@ -37,7 +43,9 @@ function readStdin(): Promise<string> {
 export function registerAgentCommands(c: CliContext): void {
   c.program
     .command('hook')
-    .description(`run one host hook: ${HOOK_EVENTS.join(', ')} (reads the host's JSON on stdin; always exits 0)`)
+    .description(
+      `run one host hook: ${HOOK_EVENTS.join(', ')} (reads the host's JSON on stdin; always exits 0)`,
+    )
     .argument('<event>')
     .option('--host <host>', 'claude-code, codex or generic', 'claude-code')
     .allowUnknownOption()
@@ -57,9 +65,7 @@ export function registerAgentCommands(c: CliContext): void {
         return;
       }
       const ev = event as HookEvent;
-      const limit = Number(
-        c.io.env.MNEME_HOOK_TIMEOUT_MS ?? (INJECT_EVENTS.has(ev) ? 900 : 5000),
-      );
+      const limit = Number(c.io.env.MNEME_HOOK_TIMEOUT_MS ?? (INJECT_EVENTS.has(ev) ? 900 : 5000));
       // The host must never wait on us for long: past the limit we log and leave, exit 0.
       const timer = setTimeout(
         () => {
@@ -96,12 +102,29 @@ export function registerAgentCommands(c: CliContext): void {
     .description('learn memories from archived session transcripts through the write path')
     .option('--session <id>', 'the session to distil')
     .option('--pending', 'distil every session with undistilled transcript or pending operations')
-    .addOption(new Option('--host <host>', 'the host that recorded the session').choices(['claude-code', 'codex', 'generic']).default('claude-code'))
-    .addOption(new Option('--executor <kind>', 'the model runner').choices(['claude', 'codex', 'openai', 'command']))
-    .option('--command <prog>', 'the program the command executor runs (prompt on stdin, JSON lines out)')
+    .addOption(
+      new Option('--host <host>', 'the host that recorded the session')
+        .choices(['claude-code', 'codex', 'generic'])
+        .default('claude-code'),
+    )
+    .addOption(
+      new Option('--executor <kind>', 'the model runner').choices([
+        'claude',
+        'codex',
+        'openai',
+        'command',
+      ]),
+    )
+    .option(
+      '--command <prog>',
+      'the program the command executor runs (prompt on stdin, JSON lines out)',
+    )
     .option('--dry-run', 'print the parsed operations without applying them')
     .option('--handoff', 'allow one handoff memory (the session is ending or compacting)')
-    .option('--single-flight', 'run only if no distiller holds this session; otherwise mark it pending')
+    .option(
+      '--single-flight',
+      'run only if no distiller holds this session; otherwise mark it pending',
+    )
     .action(
       async (o: {
         session?: string;
@@ -128,16 +151,28 @@ export function registerAgentCommands(c: CliContext): void {
           const runOnce = async (handoff: boolean) => {
             const started = Date.now();
             const meta = sessions.readState<SessionMeta>('sessions', ref);
-            const binding = meta ? { project: meta.project, identity: meta.identity } : bindProject(c.io.cwd);
-            const engine = await openEngine({ store: c.globals().store, env: c.io.env, binding, surface: 'agent' });
+            const binding = meta
+              ? { project: meta.project, identity: meta.identity }
+              : bindProject(c.io.cwd);
+            const engine = await openEngine({
+              store: c.globals().store,
+              env: c.io.env,
+              binding,
+              surface: 'agent',
+            });
             try {
-              const report = await distillSession(engine.ctx, sessions, makeExecutor(settings, c.io.env, meta?.cwd), {
-                host: ref.host,
-                session: ref.session,
-                handoff,
-                dryRun: o.dryRun === true,
-                limits: settings.limits,
-              });
+              const report = await distillSession(
+                engine.ctx,
+                sessions,
+                makeExecutor(settings, c.io.env, meta?.cwd),
+                {
+                  host: ref.host,
+                  session: ref.session,
+                  handoff,
+                  dryRun: o.dryRun === true,
+                  limits: settings.limits,
+                },
+              );
               reports.push(report);
               appendHookLog(root, {
                 at: new Date().toISOString(),
@@ -205,7 +240,9 @@ export function registerAgentCommands(c: CliContext): void {
       c.out(t, () => {
         const out: string[] = [];
         for (const r of t.revisions) {
-          out.push(`rev ${r.rev} ${r.op} · ${r.status} · trust ${r.trust} · ${r.actor.kind}${r.actor.session ? ` (session ${r.actor.session})` : ''} · ${r.recorded_at}`);
+          out.push(
+            `rev ${r.rev} ${r.op} · ${r.status} · trust ${r.trust} · ${r.actor.kind}${r.actor.session ? ` (session ${r.actor.session})` : ''} · ${r.recorded_at}`,
+          );
           out.push(`  ${r.abstract}`);
           for (const p of r.provenance) {
             out.push(`  ← ${p.pointer}`);
@@ -216,7 +253,9 @@ export function registerAgentCommands(c: CliContext): void {
         }
         out.push('journal:');
         for (const e of t.journal)
-          out.push(`  #${e.seq} ${e.at} ${e.actor.kind} ${e.op}${e.rev ? ` rev ${e.rev}` : ''}${e.reason ? ` — ${e.reason}` : ''}`);
+          out.push(
+            `  #${e.seq} ${e.at} ${e.actor.kind} ${e.op}${e.rev ? ` rev ${e.rev}` : ''}${e.reason ? ` — ${e.reason}` : ''}`,
+          );
         return out.join('\n');
       });
     });
@@ -251,8 +290,12 @@ function formatReport(r: DistillReport): string {
     for (const x of r.dryRun) lines.push(`  line ${x.line}: ${JSON.stringify(x.op)}`);
   }
   for (const a of r.applied) lines.push(`  applied ${a.op} ${a.id} rev ${a.rev}`);
-  for (const x of r.refused) lines.push(`  refused ${x.op}${x.line ? ` (line ${x.line})` : ''}: ${x.reason}`);
-  if (r.malformed.length) lines.push(`  ${r.malformed.length} malformed line(s): ${r.malformed.map((m) => `${m.line} ${m.problem}`).join('; ')}`);
+  for (const x of r.refused)
+    lines.push(`  refused ${x.op}${x.line ? ` (line ${x.line})` : ''}: ${x.reason}`);
+  if (r.malformed.length)
+    lines.push(
+      `  ${r.malformed.length} malformed line(s): ${r.malformed.map((m) => `${m.line} ${m.problem}`).join('; ')}`,
+    );
   if (r.skipped) lines.push(`  ${r.skipped} skip(s)`);
   if (r.retried.applied || r.retried.dropped)
     lines.push(`  retried pending: ${r.retried.applied} applied, ${r.retried.dropped} dropped`);

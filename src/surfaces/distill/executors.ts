@@ -47,13 +47,33 @@ export function distillSettings(
     executor: executor as ExecutorKind,
     command,
     timeoutMs: int(env.MNEME_DISTILL_TIMEOUT_MS, 180_000, 'MNEME_DISTILL_TIMEOUT_MS'),
-    maxOutputBytes: int(env.MNEME_DISTILL_MAX_OUTPUT_BYTES, 1 << 20, 'MNEME_DISTILL_MAX_OUTPUT_BYTES'),
+    maxOutputBytes: int(
+      env.MNEME_DISTILL_MAX_OUTPUT_BYTES,
+      1 << 20,
+      'MNEME_DISTILL_MAX_OUTPUT_BYTES',
+    ),
     model: env.MNEME_DISTILL_MODEL ?? null,
     limits: {
-      maxBatchChars: int(env.MNEME_DISTILL_MAX_BATCH_CHARS, DISTILL_DEFAULTS.maxBatchChars, 'MNEME_DISTILL_MAX_BATCH_CHARS'),
-      maxRunsPerHour: int(env.MNEME_DISTILL_MAX_RUNS_PER_HOUR, DISTILL_DEFAULTS.maxRunsPerHour, 'MNEME_DISTILL_MAX_RUNS_PER_HOUR'),
-      sheetSize: int(env.MNEME_DISTILL_SHEET_SIZE, DISTILL_DEFAULTS.sheetSize, 'MNEME_DISTILL_SHEET_SIZE'),
-      maxBatches: int(env.MNEME_DISTILL_MAX_BATCHES, DISTILL_DEFAULTS.maxBatches, 'MNEME_DISTILL_MAX_BATCHES'),
+      maxBatchChars: int(
+        env.MNEME_DISTILL_MAX_BATCH_CHARS,
+        DISTILL_DEFAULTS.maxBatchChars,
+        'MNEME_DISTILL_MAX_BATCH_CHARS',
+      ),
+      maxRunsPerHour: int(
+        env.MNEME_DISTILL_MAX_RUNS_PER_HOUR,
+        DISTILL_DEFAULTS.maxRunsPerHour,
+        'MNEME_DISTILL_MAX_RUNS_PER_HOUR',
+      ),
+      sheetSize: int(
+        env.MNEME_DISTILL_SHEET_SIZE,
+        DISTILL_DEFAULTS.sheetSize,
+        'MNEME_DISTILL_SHEET_SIZE',
+      ),
+      maxBatches: int(
+        env.MNEME_DISTILL_MAX_BATCHES,
+        DISTILL_DEFAULTS.maxBatches,
+        'MNEME_DISTILL_MAX_BATCHES',
+      ),
     },
   };
 }
@@ -63,7 +83,13 @@ export function runProgram(
   file: string,
   args: string[],
   prompt: string,
-  opts: { shell?: boolean; timeoutMs: number; maxOutputBytes: number; env: NodeJS.ProcessEnv; cwd?: string },
+  opts: {
+    shell?: boolean;
+    timeoutMs: number;
+    maxOutputBytes: number;
+    env: NodeJS.ProcessEnv;
+    cwd?: string;
+  },
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {
@@ -108,7 +134,11 @@ export function runProgram(
   });
 }
 
-async function openaiChat(prompt: string, s: DistillSettings, env: NodeJS.ProcessEnv): Promise<string> {
+async function openaiChat(
+  prompt: string,
+  s: DistillSettings,
+  env: NodeJS.ProcessEnv,
+): Promise<string> {
   const base = env.MNEME_OPENAI_BASE_URL ?? 'https://api.openai.com/v1';
   const model = env.MNEME_OPENAI_MODEL ?? s.model;
   if (!model) throw new Error('set MNEME_OPENAI_MODEL to the model the endpoint serves');
@@ -122,7 +152,8 @@ async function openaiChat(prompt: string, s: DistillSettings, env: NodeJS.Proces
   });
   const text = await res.text();
   if (!res.ok) throw new Error(`endpoint answered ${res.status}: ${text.slice(0, 300)}`);
-  if (Buffer.byteLength(text) > s.maxOutputBytes) throw new Error('response exceeded the output cap');
+  if (Buffer.byteLength(text) > s.maxOutputBytes)
+    throw new Error('response exceeded the output cap');
   const body = JSON.parse(text) as { choices?: { message?: { content?: unknown } }[] };
   const content = body.choices?.[0]?.message?.content;
   if (typeof content !== 'string') throw new Error('the endpoint returned no message content');
@@ -139,7 +170,15 @@ export function makeExecutor(s: DistillSettings, env: NodeJS.ProcessEnv, cwd?: s
       return (prompt) =>
         runProgram(
           'claude',
-          ['-p', '--tools', '', '--strict-mcp-config', '--output-format', 'text', ...(s.model ? ['--model', s.model] : [])],
+          [
+            '-p',
+            '--tools',
+            '',
+            '--strict-mcp-config',
+            '--output-format',
+            'text',
+            ...(s.model ? ['--model', s.model] : []),
+          ],
           prompt,
           common,
         );
@@ -147,7 +186,15 @@ export function makeExecutor(s: DistillSettings, env: NodeJS.ProcessEnv, cwd?: s
       return (prompt) =>
         runProgram(
           'codex',
-          ['exec', '--sandbox', 'read-only', '--skip-git-repo-check', '--ephemeral', ...(s.model ? ['--model', s.model] : []), '-'],
+          [
+            'exec',
+            '--sandbox',
+            'read-only',
+            '--skip-git-repo-check',
+            '--ephemeral',
+            ...(s.model ? ['--model', s.model] : []),
+            '-',
+          ],
           prompt,
           common,
         );

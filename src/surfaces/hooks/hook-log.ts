@@ -10,7 +10,15 @@ export interface HookRecord {
   host: string;
   session: string | null;
   ms: number;
-  outcome: 'injected' | 'nothing' | 'archived' | 'disabled' | 'coalesced' | 'distilled' | 'error' | 'timeout';
+  outcome:
+    | 'injected'
+    | 'nothing'
+    | 'archived'
+    | 'disabled'
+    | 'coalesced'
+    | 'distilled'
+    | 'error'
+    | 'timeout';
   detail?: Record<string, unknown>;
   error?: string;
   pid?: number;

@@ -45,7 +45,8 @@ function filesOf(tool: string | null, input: unknown): string[] {
   }
   const patch = str(o.command, 1_000_000) ?? str(o.patch, 1_000_000) ?? str(o.input, 1_000_000);
   if (patch && (tool === 'apply_patch' || patch.includes('*** Begin Patch'))) {
-    for (const m of patch.matchAll(/^\*\*\* (?:Update|Add|Delete) File: (.+)$/gm)) out.push(m[1]!.trim());
+    for (const m of patch.matchAll(/^\*\*\* (?:Update|Add|Delete) File: (.+)$/gm))
+      out.push(m[1]!.trim());
   }
   return [...new Set(out)].slice(0, 8);
 }

@@ -132,7 +132,11 @@ async function dispatch(c: Ctx): Promise<string> {
 
 function rememberInjected(c: Ctx, ids: string[]) {
   if (!c.ref || ids.length === 0) return;
-  const st = c.sessions.readState<InjectedState>('injected', c.ref) ?? { ids: [], cited: [], ignored: [] };
+  const st = c.sessions.readState<InjectedState>('injected', c.ref) ?? {
+    ids: [],
+    cited: [],
+    ignored: [],
+  };
   st.ids = [...new Set([...st.ids, ...ids])];
   c.sessions.writeState('injected', c.ref, st);
 }
@@ -199,12 +203,30 @@ async function promptSubmit(c: Ctx): Promise<string> {
       weightFloor: c.inject.weightFloor ?? 0,
       freshness: v.source ? 'missing' : 'unbound',
     });
-    if (ok) entries.push({ id: v.id, type: v.type, trust: v.trust, abstract: v.abstract, recorded_at: v.recorded_at });
+    if (ok)
+      entries.push({
+        id: v.id,
+        type: v.type,
+        trust: v.trust,
+        abstract: v.abstract,
+        recorded_at: v.recorded_at,
+      });
   }
-  const { text, ids } = renderInjection(orderEntries(entries), { maxBytes: 2048, maxLines: 8, title: 'recalled for this prompt' });
+  const { text, ids } = renderInjection(orderEntries(entries), {
+    maxBytes: 2048,
+    maxLines: 8,
+    title: 'recalled for this prompt',
+  });
   if (ids.length > 0) {
     await c.engine.ctx.store.appendUsage([
-      { at: now, kind: 'inject', ids, actor: 'hook', query: prompt.slice(0, 200), scope: c.engine.ctx.binding.project ?? 'global' },
+      {
+        at: now,
+        kind: 'inject',
+        ids,
+        actor: 'hook',
+        query: prompt.slice(0, 200),
+        scope: c.engine.ctx.binding.project ?? 'global',
+      },
     ]);
   }
   return injected(c, text, ids, { results: res.results.length });
@@ -264,19 +286,27 @@ async function recordCitations(c: Ctx, lines: string[], detail: Record<string, u
     .filter((m) => m?.role === 'assistant')
     .map((m) => m!.text)
     .join('\n');
-  const st = c.sessions.readState<InjectedState>('injected', ref) ?? { ids: [], cited: [], ignored: [] };
+  const st = c.sessions.readState<InjectedState>('injected', ref) ?? {
+    ids: [],
+    cited: [],
+    ignored: [],
+  };
   const visible = new Set(c.engine.scopes);
   const cited: string[] = [];
   for (const id of citedIds(spoken)) {
     const lineage = await c.engine.ctx.store.getLineage(id);
     if (lineage && visible.has(lineage[0]!.scope)) cited.push(id);
   }
-  const ignored = st.ids.filter((id) => !cited.includes(id) && !st.cited.includes(id) && !st.ignored.includes(id));
+  const ignored = st.ids.filter(
+    (id) => !cited.includes(id) && !st.cited.includes(id) && !st.ignored.includes(id),
+  );
   const now = new Date().toISOString();
   const events = [];
   const scope = c.engine.ctx.binding.project ?? 'global';
-  if (cited.length) events.push({ at: now, kind: 'cite' as const, ids: cited, actor: 'hook', scope });
-  if (ignored.length) events.push({ at: now, kind: 'ignored' as const, ids: ignored, actor: 'hook', scope });
+  if (cited.length)
+    events.push({ at: now, kind: 'cite' as const, ids: cited, actor: 'hook', scope });
+  if (ignored.length)
+    events.push({ at: now, kind: 'ignored' as const, ids: ignored, actor: 'hook', scope });
   await c.engine.ctx.store.appendUsage(events);
   st.cited = [...new Set([...st.cited, ...cited])];
   st.ignored = [...new Set([...st.ignored, ...ignored])];

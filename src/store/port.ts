@@ -41,6 +41,17 @@ export interface ProposalQuery {
   id?: string;
 }
 
+export interface InjectQuery {
+  scopes: string[];
+  now: string;
+  limit: number;
+  /** Only these types… */
+  types?: string[];
+  /** …or (with types) memories bound to this source path. */
+  sourcePath?: string;
+  excludeTypes?: string[];
+}
+
 export interface UsageEvent {
   at: string;
   kind: 'recall' | 'read' | 'inject' | 'cite' | 'ignored' | 'feedback';
@@ -114,6 +125,14 @@ export interface Store {
   usage(opts?: { since?: string }): Promise<UsageEvent[]>;
   verifyJournal(): Promise<VerifyReport>;
   appendUsage(events: UsageEvent[]): Promise<void>;
+  /**
+   * Injection candidates, heaviest first (weight, trust, recency, id): current, active, in the
+   * scopes, valid at `now`, trust ≥ claimed, not quarantined, no review pending. A prefilter
+   * only — the engine still decides with autoInjectable. Optional for adapters.
+   */
+  injectCandidates?(q: InjectQuery): Promise<SearchHit[]>;
+  /** Usage-derived weights of these memories (absent ids weigh 1). Optional for adapters. */
+  weights?(ids: string[]): Promise<Map<string, number>>;
   rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport>;
   status(): Promise<StoreStatus>;
   close(): Promise<void>;

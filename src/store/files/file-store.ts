@@ -15,6 +15,7 @@ import type { QueryTerm } from '../../core/text.js';
 import type { Revision, RevisionView } from '../../core/types.js';
 import type {
   CommitRequest,
+  InjectQuery,
   JournalQuery,
   ProposalQuery,
   RebuildReport,
@@ -441,6 +442,14 @@ export class FileStore implements Store {
     const month = events[0]!.at.slice(0, 7);
     const file = path.join(this.layout.usageDir, `${month}.jsonl`);
     appendDurable(file, events.map((e) => JSON.stringify(e)).join('\n') + '\n', false);
+  }
+
+  async injectCandidates(q: InjectQuery): Promise<SearchHit[]> {
+    return this.index.injectCandidates(q);
+  }
+
+  async weights(ids: string[]): Promise<Map<string, number>> {
+    return this.index.weights(ids);
   }
 
   // ---- rebuild ----------------------------------------------------------------------------

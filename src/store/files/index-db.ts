@@ -9,7 +9,7 @@ import type { JournalEntry } from '../../core/journal.js';
 import { FAR_FUTURE } from '../../core/time.js';
 import { ftsMatchExpression, prepareForIndex, type QueryTerm } from '../../core/text.js';
 import { trustRank, type RevisionView } from '../../core/types.js';
-import type { SearchHit } from '../port.js';
+import type { InjectQuery, SearchHit } from '../port.js';
 
 const SCHEMA_VERSION = '1';
 
@@ -211,6 +211,51 @@ export class IndexDb {
       )
       .all(...scopes);
     return rows.map((r) => JSON.parse(r.doc) as RevisionView);
+  }
+
+  injectCandidates(q: InjectQuery): SearchHit[] {
+    if (q.scopes.length === 0) return [];
+    const params: Record<string, unknown> = { now: q.now, far: FAR_FUTURE, limit: q.limit };
+    const list = (name: string, values: string[]) =>
+      values
+        .map((v, i) => {
+          params[`${name}${i}`] = v;
+          return `@${name}${i}`;
+        })
+        .join(', ');
+    const where = [
+      `r.scope IN (${list('s', q.scopes)})`,
+      "r.is_current = 1 AND r.status = 'active' AND r.lineage_end_at IS NULL",
+      'r.valid_from <= @now AND COALESCE(r.valid_to, @far) > @now',
+      "r.quarantine IS NULL AND r.review = 'none' AND r.trust_rank >= 1",
+    ];
+    if (q.types && q.types.length > 0) {
+      const byType = `r.type IN (${list('t', q.types)})`;
+      if (q.sourcePath !== undefined) {
+        params.src = q.sourcePath;
+        where.push(`(${byType} OR json_extract(r.doc, '$.source.path') = @src)`);
+      } else where.push(byType);
+    }
+    if (q.excludeTypes && q.excludeTypes.length > 0)
+      where.push(`r.type NOT IN (${list('x', q.excludeTypes)})`);
+    const rows = this.db
+      .prepare(
+        `SELECT r.rowid, r.doc, 0 AS bm, w.w AS w FROM rev r LEFT JOIN weight w ON w.id = r.id
+         WHERE ${where.join(' AND ')}
+         ORDER BY COALESCE(w.w, 1) DESC, r.trust_rank DESC, r.recorded_at DESC, r.id ASC
+         LIMIT @limit`,
+      )
+      .all(params) as RevRow[];
+    return rows.map(toHit);
+  }
+
+  weights(ids: string[]): Map<string, number> {
+    const out = new Map<string, number>();
+    if (ids.length === 0) return out;
+    const rows = this.db.prepare('SELECT id, w FROM weight').all() as { id: string; w: number }[];
+    const wanted = new Set(ids);
+    for (const r of rows) if (wanted.has(r.id)) out.set(r.id, r.w);
+    return out;
   }
 
   counts(): {

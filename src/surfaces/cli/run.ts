@@ -9,6 +9,7 @@ import type { Engine } from '../../engine/engine.js';
 import type { ReadLevel } from '../../engine/read.js';
 import { agentSessionMarker } from '../agent-env.js';
 import { openEngine } from '../open.js';
+import { registerAgentCommands } from './agent-commands.js';
 import { registerHostCommands } from './host-commands.js';
 import { day, formatRecall, table } from './format.js';
 import { registerReview } from './review.js';
@@ -457,6 +458,7 @@ export function buildProgram(c: CliContext): Command {
       );
     });
 
+  registerAgentCommands(c);
   return program;
 }
 

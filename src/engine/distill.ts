@@ -1,0 +1,310 @@
+// Distillation (DESIGN §5 Distil): batches of the archived transcript past the distilled
+// watermark go to an executor (a model) with a reconcile sheet; its operation lines are checked
+// (handles must be on the sheet, evidence must exist in the batch) and the rest go through the
+// one write path as the distiller, at trust `claimed` at most, with provenance into the archive.
+// Crash safety: the parsed operations are written in-flight before apply and replayed with the
+// same idempotency keys; the watermark advances only after apply.
+import { canonicalJson, sha256 } from '../core/hash.js';
+import { parseModelOutput, type ModelOp } from '../core/distill-ops.js';
+import { deriveSlug } from '../core/slug.js';
+import { messageOf, type Host } from '../core/transcript.js';
+import type { Actor } from '../core/types.js';
+import type { SessionRef, SessionStore } from '../store/sessions.js';
+import { applyEach } from './apply.js';
+import type { EngineContext } from './context.js';
+import { buildPrompt, buildSheet, type BatchMessage } from './distill-prompt.js';
+
+export type Executor = (prompt: string) => Promise<string>;
+
+export interface DistillLimits {
+  /** Characters of transcript text per batch. */
+  maxBatchChars: number;
+  /** Executor runs per hour across the store. */
+  maxRunsPerHour: number;
+  sheetSize: number;
+  /** Batches per invocation. */
+  maxBatches: number;
+}
+
+export const DISTILL_DEFAULTS: DistillLimits = {
+  maxBatchChars: 48_000,
+  maxRunsPerHour: 20,
+  sheetSize: 40,
+  maxBatches: 5,
+};
+
+export interface DistillOptions {
+  host: Host;
+  session: string;
+  /** Allow one handoff memory (PreCompact / SessionEnd). */
+  handoff: boolean;
+  dryRun: boolean;
+  limits: DistillLimits;
+}
+
+export interface Refusal {
+  line: number | null;
+  op: string;
+  reason: string;
+}
+
+export interface DistillReport {
+  session: string;
+  host: Host;
+  batches: { from: number; to: number; messages: number }[];
+  applied: { op: string; id: string; rev: number }[];
+  refused: Refusal[];
+  malformed: { line: number; problem: string }[];
+  skipped: number;
+  retried: { applied: number; dropped: number };
+  capped: string | null;
+  dryRun: { line: number; op: ModelOp }[] | null;
+  error: string | null;
+}
+
+interface PlannedOp {
+  engineOp: Record<string, unknown> | null;
+  origin: { line: number; op: string };
+}
+
+interface Inflight {
+  to: number;
+  ops: PlannedOp[];
+}
+
+interface PendingOp extends PlannedOp {
+  attempts: number;
+  reason: string;
+}
+
+const HOUR = 3_600_000;
+
+export async function distillSession(
+  ctx: EngineContext,
+  sessions: SessionStore,
+  executor: Executor,
+  opts: DistillOptions,
+): Promise<DistillReport> {
+  const ref: SessionRef = { host: opts.host, session: opts.session };
+  const actor: Actor = { kind: 'distiller', host: opts.host, session: opts.session };
+  const report: DistillReport = {
+    session: opts.session,
+    host: opts.host,
+    batches: [],
+    applied: [],
+    refused: [],
+    malformed: [],
+    skipped: 0,
+    retried: { applied: 0, dropped: 0 },
+    capped: null,
+    dryRun: opts.dryRun ? [] : null,
+    error: null,
+  };
+  const newlyRefused: PendingOp[] = [];
+
+  const applyPlanned = async (planned: PlannedOp[], attempts: number) => {
+    if (planned.length === 0) return;
+    const settled = await applyEach(
+      ctx,
+      planned.map((p) => p.engineOp ?? {}),
+      actor,
+    );
+    settled.forEach((s, i) => {
+      const p = planned[i]!;
+      if (s.ok) {
+        if (!s.result.unchanged && !s.result.replayed)
+          report.applied.push({ op: s.result.op, id: s.result.id, rev: s.result.rev });
+      } else {
+        const reason = s.error.message;
+        report.refused.push({ line: p.origin.line, op: p.origin.op, reason });
+        newlyRefused.push({ ...p, attempts, reason });
+      }
+    });
+  };
+
+  if (!opts.dryRun) {
+    // 1. Finish a batch a crash left in flight (same idempotency keys: no duplicates).
+    const inflight = sessions.readState<Inflight>('inflight', ref);
+    if (inflight && Array.isArray(inflight.ops)) {
+      await applyPlanned(inflight.ops, 1);
+      sessions.writeState('distilled', ref, { line: inflight.to, at: ctx.clock().toISOString() });
+      sessions.removeState('inflight', ref);
+    }
+    // 2. Retry what was refused last time, once; then drop it (the refusal is journaled).
+    const pending = sessions.readState<PendingOp[]>('pending', ref) ?? [];
+    const retry = pending.filter((p) => p.attempts < 2 && p.engineOp);
+    const before = report.applied.length;
+    const refusedBefore = newlyRefused.length;
+    await applyPlanned(retry, 2);
+    report.retried.applied = report.applied.length - before;
+    // Second failures are dropped, not kept.
+    const dropped = newlyRefused.splice(refusedBefore);
+    report.retried.dropped = dropped.length + (pending.length - retry.length);
+    sessions.writeState('pending', ref, newlyRefused);
+  }
+
+  let watermark = sessions.readState<{ line: number }>('distilled', ref)?.line ?? 0;
+  const total = sessions.archiveLineCount(ref);
+  for (let b = 0; b < opts.limits.maxBatches && watermark < total; b++) {
+    const lines = sessions.readArchive(ref, watermark + 1);
+    const messages: BatchMessage[] = [];
+    let chars = 0;
+    let last = watermark;
+    const perMessage = Math.max(500, Math.floor(opts.limits.maxBatchChars / 2));
+    for (const l of lines) {
+      const m = messageOf(l.raw);
+      if (m) {
+        const text =
+          m.text.length > perMessage ? `${m.text.slice(0, perMessage)} […truncated]` : m.text;
+        if (messages.length > 0 && chars + text.length > opts.limits.maxBatchChars) break;
+        chars += text.length;
+        messages.push({ ...m, text, n: messages.length + 1, line: l.line });
+      }
+      last = l.line;
+    }
+    if (messages.length === 0) {
+      if (!opts.dryRun)
+        sessions.writeState('distilled', ref, { line: last, at: ctx.clock().toISOString() });
+      watermark = last;
+      continue;
+    }
+    // Cost cap: executor runs per hour across the whole store.
+    const now = ctx.clock().getTime();
+    const runs = (sessions.readShared<number[]>('runs') ?? []).filter(
+      (t) => typeof t === 'number' && now - t < HOUR,
+    );
+    if (runs.length >= opts.limits.maxRunsPerHour) {
+      report.capped = `runs per hour: ${runs.length} of ${opts.limits.maxRunsPerHour} used; the rest waits for the next run`;
+      break;
+    }
+    sessions.writeShared('runs', [...runs, now]);
+    const batchText = messages.map((m) => m.text).join('\n');
+    const sheet = await buildSheet(ctx, batchText, opts.limits.sheetSize);
+    const prompt = buildPrompt({
+      messages,
+      sheet,
+      types: ctx.registry.names().filter((t) => opts.handoff || t !== 'handoff'),
+      handoff: opts.handoff ? { session: opts.session } : null,
+      today: ctx.clock().toISOString().slice(0, 10),
+    });
+    let output: string;
+    try {
+      output = await executor(prompt);
+    } catch (e) {
+      report.error = `executor failed: ${(e as Error).message}`;
+      break;
+    }
+    const from = messages[0]!.line;
+    report.batches.push({ from, to: last, messages: messages.length });
+    const parsed = parseModelOutput(output);
+    report.malformed.push(...parsed.malformed);
+    const planned: PlannedOp[] = [];
+    let handoffs = 0;
+    for (const { line, op } of parsed.ops) {
+      if (op.op === 'skip') {
+        report.skipped++;
+        continue;
+      }
+      if (opts.dryRun) {
+        report.dryRun!.push({ line, op });
+        continue;
+      }
+      // Refused before apply: kept in pending for the record, never retried (it cannot succeed).
+      const refuse = (reason: string) => {
+        report.refused.push({ line, op: op.op, reason });
+        newlyRefused.push({ engineOp: null, origin: { line, op: op.op }, attempts: 2, reason });
+      };
+      const ranges = op.evidence;
+      const bad = ranges.find(([a, c]) => a < 1 || c < a || c > messages.length);
+      if (bad) {
+        refuse(
+          `evidence [${bad[0]},${bad[1]}] is not a range of messages 1-${messages.length} of this batch`,
+        );
+        continue;
+      }
+      const provenance = ranges.map(
+        ([a, c]) =>
+          `session:${opts.host}/${opts.session}#${messages[a - 1]!.line}-${messages[c - 1]!.line}`,
+      );
+      const key = `distill:${opts.host}/${opts.session}#${from}-${last}:${line}:${sha256(canonicalJson(op)).slice(0, 12)}`;
+      const reason = `distilled from session ${opts.host}/${opts.session}`;
+      let engineOp: Record<string, unknown>;
+      if (op.op === 'new') {
+        if (op.type === 'handoff') {
+          if (!opts.handoff) {
+            refuse('a handoff is written only at PreCompact or SessionEnd');
+            continue;
+          }
+          if (++handoffs > 1) {
+            refuse('at most one handoff per session');
+            continue;
+          }
+          engineOp = await handoffOp(ctx, op, opts.session);
+        } else {
+          engineOp = {
+            op: 'remember',
+            type: op.type,
+            abstract: op.abstract,
+            body: op.body,
+            fields: op.fields,
+            tags: op.tags,
+            valid_from: op.valid_from,
+          };
+        }
+      } else {
+        const target = sheetTarget(sheet.handles, op.handle);
+        if (!target) {
+          refuse(`handle ${op.handle} is not on the reconcile sheet`);
+          continue;
+        }
+        engineOp =
+          op.op === 'retract'
+            ? { op: 'retract', id: target, reason: op.reason ? op.reason.slice(0, 900) : reason }
+            : {
+                op: 'supersede',
+                id: target,
+                abstract: op.abstract,
+                body: op.body,
+                fields: op.fields,
+                tags: op.tags,
+                ...(op.op === 'supersede' && op.valid_from ? { valid_from: op.valid_from } : {}),
+              };
+      }
+      engineOp.provenance = provenance;
+      engineOp.idempotency_key = key;
+      if (engineOp.reason === undefined) engineOp.reason = reason;
+      planned.push({ engineOp, origin: { line, op: op.op } });
+    }
+    if (opts.dryRun) {
+      watermark = last;
+      continue;
+    }
+    sessions.writeState('inflight', ref, { to: last, ops: planned } satisfies Inflight);
+    await applyPlanned(planned, 1);
+    sessions.writeState('pending', ref, newlyRefused);
+    sessions.writeState('distilled', ref, { line: last, at: ctx.clock().toISOString() });
+    sessions.removeState('inflight', ref);
+    watermark = last;
+  }
+  return report;
+}
+
+function sheetTarget(handles: Map<string, { id: string }>, h: string): string | null {
+  return handles.get(h)?.id ?? null;
+}
+
+/** One handoff per session: a second one supersedes the first (same subject, same slug). */
+async function handoffOp(
+  ctx: EngineContext,
+  op: Extract<ModelOp, { op: 'new' }>,
+  session: string,
+): Promise<Record<string, unknown>> {
+  const fields = { subject: `session ${session}` };
+  const schema = ctx.registry.get('handoff');
+  const scope = ctx.binding.project ?? 'global';
+  const slug = deriveSlug(schema, fields, op.abstract, '');
+  const existing = await ctx.store.findLiveBySlug(scope, 'handoff', slug);
+  if (existing)
+    return { op: 'supersede', id: existing.id, abstract: op.abstract, body: op.body ?? '' };
+  return { op: 'remember', type: 'handoff', abstract: op.abstract, body: op.body, fields };
+}

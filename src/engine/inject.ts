@@ -1,0 +1,201 @@
+// Injection (DESIGN §5 Inject): the SessionStart block and the pre-edit block for one file.
+// Candidates come from the bound scopes only; every one passes the single `autoInjectable`
+// predicate (invariant 10); the block is rendered in the untrusted-data envelope and what was
+// injected is recorded as usage.
+import path from 'node:path';
+import { sha256 } from '../core/hash.js';
+import { matchGlob } from '../core/glob.js';
+import {
+  autoInjectable,
+  orderEntries,
+  renderInjection,
+  type InjectEntry,
+  type RenderOptions,
+} from '../core/inject.js';
+import type { Freshness, RevisionView } from '../core/types.js';
+import { readableScopes, type EngineContext } from './context.js';
+
+export interface InjectOptions extends RenderOptions {
+  weightFloor?: number;
+  /** The project's root directory, for source bindings and applies_to globs. */
+  projectRoot: string | null;
+  /** Reads a file's bytes, or null when missing (injected so the engine stays testable). */
+  readFile?: (absPath: string) => Uint8Array | null;
+  /** Who is injecting, for the usage log. */
+  actor?: string;
+  /** Record `inject` usage events (default true). */
+  logUsage?: boolean;
+}
+
+export interface InjectResult {
+  text: string;
+  ids: string[];
+  /** Candidates considered and how many the predicate admitted. */
+  candidates: number;
+  admitted: number;
+}
+
+export const FILE_BLOCK_DEFAULTS = { maxBytes: 2 * 1024, maxLines: 12 } as const;
+
+function freshnessOf(v: RevisionView, opts: InjectOptions): Freshness {
+  if (v.source === null || v.source === undefined) return 'unbound';
+  // Unverifiable is withheld: no root or no reader means we cannot say it is fresh.
+  if (!opts.projectRoot || !opts.readFile) return 'missing';
+  const abs = path.resolve(opts.projectRoot, v.source.path);
+  const rel = path.relative(opts.projectRoot, abs);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) return 'missing';
+  const data = opts.readFile(abs);
+  if (data === null) return 'missing';
+  return sha256(data) === v.source.sha256 ? 'fresh' : 'drifted';
+}
+
+async function withWeights(
+  ctx: EngineContext,
+  views: RevisionView[],
+): Promise<{ view: RevisionView; weight: number }[]> {
+  const weights = ctx.store.weights ? await ctx.store.weights(views.map((v) => v.id)) : new Map();
+  return views.map((view) => ({ view, weight: weights.get(view.id) ?? 1 }));
+}
+
+function admitted(
+  ctx: EngineContext,
+  candidates: { view: RevisionView; weight: number }[],
+  opts: InjectOptions,
+): { entries: InjectEntry[]; views: Map<string, RevisionView> } {
+  const now = ctx.clock().toISOString();
+  const scopes = readableScopes(ctx.binding);
+  const entries: InjectEntry[] = [];
+  const byId = new Map<string, RevisionView>();
+  for (const { view: v, weight } of candidates) {
+    const ok = autoInjectable(v, {
+      scopes,
+      now,
+      weight,
+      weightFloor: opts.weightFloor ?? 0,
+      freshness: freshnessOf(v, opts),
+    });
+    if (!ok) continue;
+    byId.set(v.id, v);
+    entries.push({
+      id: v.id,
+      type: v.type,
+      trust: v.trust,
+      abstract: v.abstract,
+      weight,
+      recorded_at: v.recorded_at,
+    });
+  }
+  return { entries, views: byId };
+}
+
+/**
+ * Candidates for the session-start block. With an adapter that can prefilter and order in its
+ * query, only the heaviest few are read (write cost and read cost must not grow with the store);
+ * the predicate still decides each one.
+ */
+async function sessionCandidates(
+  ctx: EngineContext,
+  want: number,
+): Promise<{ view: RevisionView; weight: number }[]> {
+  const scopes = readableScopes(ctx.binding);
+  const store = ctx.store;
+  if (!store.injectCandidates) return withWeights(ctx, await store.listCurrent(scopes));
+  const now = ctx.clock().toISOString();
+  const handoffs = ctx.binding.project
+    ? await store.injectCandidates({
+        scopes: [ctx.binding.project],
+        now,
+        limit: 50,
+        types: ['handoff'],
+      })
+    : [];
+  let limit = Math.max(40, want * 2);
+  for (;;) {
+    const hits = await store.injectCandidates({ scopes, now, limit, excludeTypes: ['handoff'] });
+    if (hits.length < limit || limit >= 100_000) {
+      return [...handoffs, ...hits].map((h) => ({ view: h.view, weight: h.weight }));
+    }
+    // Enough rows must pass the predicate to fill the block; read more only when they did not.
+    const passing = admitted(ctx, hits, { projectRoot: null }).entries.length;
+    if (passing >= want)
+      return [...handoffs, ...hits].map((h) => ({ view: h.view, weight: h.weight }));
+    limit *= 4;
+  }
+}
+
+async function record(ctx: EngineContext, ids: string[], query: string, opts: InjectOptions) {
+  if (ids.length === 0 || opts.logUsage === false) return;
+  await ctx.store.appendUsage([
+    {
+      at: ctx.clock().toISOString(),
+      kind: 'inject',
+      ids,
+      actor: opts.actor ?? 'hook',
+      query,
+      scope: ctx.binding.project ?? 'global',
+    },
+  ]);
+}
+
+/** The SessionStart block: the project's latest handoff first, then the rest by weight. */
+export async function sessionStartBlock(
+  ctx: EngineContext,
+  opts: InjectOptions,
+): Promise<InjectResult> {
+  const candidates = await sessionCandidates(ctx, opts.maxLines ?? 80);
+  const { entries, views: byId } = admitted(ctx, candidates, opts);
+  // Only the latest handoff of the bound project is shown; older ones are stale by nature.
+  const handoffs = entries
+    .filter((e) => e.type === 'handoff' && byId.get(e.id)?.scope === ctx.binding.project)
+    .sort(
+      (a, b) => (b.recorded_at ?? '').localeCompare(a.recorded_at ?? '') || (a.id < b.id ? 1 : -1),
+    );
+  const latest = handoffs[0];
+  const rest = entries.filter((e) => e.type !== 'handoff');
+  const ordered = orderEntries(latest ? [{ ...latest, handoff: true }, ...rest] : rest);
+  const { text, ids } = renderInjection(ordered, { ...opts, title: opts.title });
+  await record(ctx, ids, 'session-start', opts);
+  return { text, ids, candidates: candidates.length, admitted: entries.length };
+}
+
+/** Memories bound to this file, and constraints/procedures whose applies_to matches it. */
+export async function fileBlock(
+  ctx: EngineContext,
+  filePath: string,
+  opts: InjectOptions,
+): Promise<InjectResult> {
+  const root = opts.projectRoot;
+  if (!root) return { text: '', ids: [], candidates: 0, admitted: 0 };
+  const abs = path.resolve(root, filePath);
+  const rel = path.relative(root, abs).split(path.sep).join('/');
+  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) {
+    return { text: '', ids: [], candidates: 0, admitted: 0 };
+  }
+  const scopes = readableScopes(ctx.binding);
+  const views = ctx.store.injectCandidates
+    ? (
+        await ctx.store.injectCandidates({
+          scopes,
+          now: ctx.clock().toISOString(),
+          limit: 100_000,
+          types: ['constraint', 'procedure'],
+          sourcePath: rel,
+        })
+      ).map((h) => h.view)
+    : await ctx.store.listCurrent(scopes);
+  const relevant = views.filter(
+    (v) =>
+      (v.source !== null && v.source !== undefined && v.source.path === rel) ||
+      ((v.type === 'constraint' || v.type === 'procedure') &&
+        Array.isArray(v.applies_to) &&
+        v.applies_to.some((g) => typeof g === 'string' && matchGlob(rel, g))),
+  );
+  const { entries } = admitted(ctx, await withWeights(ctx, relevant), opts);
+  const { text, ids } = renderInjection(orderEntries(entries), {
+    maxBytes: opts.maxBytes ?? FILE_BLOCK_DEFAULTS.maxBytes,
+    maxLines: opts.maxLines ?? FILE_BLOCK_DEFAULTS.maxLines,
+    title: opts.title ?? `for ${rel}`,
+  });
+  await record(ctx, ids, `file:${rel}`, opts);
+  return { text, ids, candidates: relevant.length, admitted: entries.length };
+}

@@ -1,0 +1,305 @@
+// The CLI verbs agents' hosts and their users run: `hook <event>` (called by Claude Code, Codex
+// or any host; always exits 0), `distill` (learn memories from archived sessions) and `trace`
+// (where a memory came from). Registered by buildProgram.
+import { Option } from 'commander';
+import { MnemeError } from '../../core/errors.js';
+import { isHost, safeSessionName, type Host } from '../../core/transcript.js';
+import { distillSession, type DistillReport } from '../../engine/distill.js';
+import { trace } from '../../engine/trace.js';
+import { SessionFiles } from '../../store/files/session-files.js';
+import type { SessionMeta, SessionRef } from '../../store/sessions.js';
+import { distillSettings, makeExecutor } from '../distill/executors.js';
+import { appendHookLog } from '../hooks/hook-log.js';
+import { HOOK_EVENTS, type HookEvent } from '../hooks/payload.js';
+import { runHook } from '../hooks/run-hook.js';
+import {
+  flightFiles,
+  release,
+  takePending,
+  tryAcquire,
+  markPending,
+} from '../hooks/single-flight.js';
+import { openEngine, storeHome } from '../open.js';
+import { bindProject } from '../project.js';
+import { ExitCode, type CliContext } from './run.js';
+
+const INJECT_EVENTS = new Set<HookEvent>(['session-start', 'pre-tool-use', 'user-prompt-submit']);
+const STDIN_CAP = 16 * 1024 * 1024;
+
+function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) return Promise.resolve('');
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    process.stdin.on('data', (d: Buffer) => {
+      size += d.length;
+      if (size <= STDIN_CAP) chunks.push(d);
+    });
+    process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    process.stdin.on('error', () => resolve(Buffer.concat(chunks).toString('utf8')));
+  });
+}
+
+export function registerAgentCommands(c: CliContext): void {
+  c.program
+    .command('hook')
+    .description(
+      `run one host hook: ${HOOK_EVENTS.join(', ')} (reads the host's JSON on stdin; always exits 0)`,
+    )
+    .argument('<event>')
+    .option('--host <host>', 'claude-code, codex or generic', 'claude-code')
+    .allowUnknownOption()
+    .action(async (event: string, o: { host: string }) => {
+      const root = storeHome({ store: c.globals().store, env: c.io.env });
+      const host: Host = isHost(o.host) ? o.host : 'generic';
+      if (!(HOOK_EVENTS as readonly string[]).includes(event)) {
+        appendHookLog(root, {
+          at: new Date().toISOString(),
+          event: String(event).slice(0, 40),
+          host,
+          session: null,
+          ms: 0,
+          outcome: 'error',
+          error: `unknown hook event; use one of ${HOOK_EVENTS.join(', ')}`,
+        });
+        return;
+      }
+      const ev = event as HookEvent;
+      const limit = Number(c.io.env.MNEME_HOOK_TIMEOUT_MS ?? (INJECT_EVENTS.has(ev) ? 900 : 5000));
+      // The host must never wait on us for long: past the limit we log and leave, exit 0.
+      const timer = setTimeout(
+        () => {
+          appendHookLog(root, {
+            at: new Date().toISOString(),
+            event: ev,
+            host,
+            session: null,
+            ms: limit,
+            outcome: 'timeout',
+          });
+          process.exit(0);
+        },
+        Number.isFinite(limit) && limit > 0 ? limit : 900,
+      );
+      try {
+        const stdin = await readStdin();
+        const { stdout } = await runHook({
+          event: ev,
+          host,
+          stdin,
+          env: c.io.env,
+          store: c.globals().store,
+          cwd: c.io.cwd,
+        });
+        if (stdout) c.io.stdout(stdout);
+      } finally {
+        clearTimeout(timer);
+      }
+    });
+
+  c.program
+    .command('distill')
+    .description('learn memories from archived session transcripts through the write path')
+    .option('--session <id>', 'the session to distil')
+    .option('--pending', 'distil every session with undistilled transcript or pending operations')
+    .addOption(
+      new Option('--host <host>', 'the host that recorded the session')
+        .choices(['claude-code', 'codex', 'generic'])
+        .default('claude-code'),
+    )
+    .addOption(
+      new Option('--executor <kind>', 'the model runner').choices([
+        'claude',
+        'codex',
+        'openai',
+        'command',
+      ]),
+    )
+    .option(
+      '--command <prog>',
+      'the program the command executor runs (prompt on stdin, JSON lines out)',
+    )
+    .option('--dry-run', 'print the parsed operations without applying them')
+    .option('--handoff', 'allow one handoff memory (the session is ending or compacting)')
+    .option(
+      '--single-flight',
+      'run only if no distiller holds this session; otherwise mark it pending',
+    )
+    .action(
+      async (o: {
+        session?: string;
+        pending?: boolean;
+        host: Host;
+        executor?: string;
+        command?: string;
+        dryRun?: boolean;
+        handoff?: boolean;
+        singleFlight?: boolean;
+      }) => {
+        if (!o.session === !o.pending)
+          throw new MnemeError('invalid', 'pass --session ID or --pending', {
+            hint: 'list archived sessions under <store>/archive/sessions/',
+          });
+        const root = storeHome({ store: c.globals().store, env: c.io.env });
+        const sessions = new SessionFiles(root);
+        const settings = distillSettings(c.io.env, { executor: o.executor, command: o.command });
+        const targets: SessionRef[] = o.session
+          ? [{ host: o.host, session: safeSessionName(o.session) }]
+          : sessions.archivedSessions().filter((ref) => hasWork(sessions, ref));
+        const reports: DistillReport[] = [];
+        for (const ref of targets) {
+          const runOnce = async (handoff: boolean) => {
+            const started = Date.now();
+            const meta = sessions.readState<SessionMeta>('sessions', ref);
+            const binding = meta
+              ? { project: meta.project, identity: meta.identity }
+              : bindProject(c.io.cwd);
+            const engine = await openEngine({
+              store: c.globals().store,
+              env: c.io.env,
+              binding,
+              surface: 'agent',
+            });
+            try {
+              const report = await distillSession(
+                engine.ctx,
+                sessions,
+                makeExecutor(settings, c.io.env, meta?.cwd),
+                {
+                  host: ref.host,
+                  session: ref.session,
+                  handoff,
+                  dryRun: o.dryRun === true,
+                  limits: settings.limits,
+                },
+              );
+              reports.push(report);
+              appendHookLog(root, {
+                at: new Date().toISOString(),
+                event: 'distill',
+                host: ref.host,
+                session: ref.session,
+                ms: Date.now() - started,
+                outcome: report.error ? 'error' : 'distilled',
+                pid: process.pid,
+                ...(report.error ? { error: report.error } : {}),
+                detail: summary(report),
+              });
+            } finally {
+              await engine.close();
+            }
+          };
+          if (!o.singleFlight || o.dryRun) {
+            await runOnce(o.handoff === true);
+            continue;
+          }
+          const flight = flightFiles(root, ref);
+          if (!tryAcquire(flight)) {
+            markPending(flight, o.handoff === true);
+            appendHookLog(root, {
+              at: new Date().toISOString(),
+              event: 'distill',
+              host: ref.host,
+              session: ref.session,
+              ms: 0,
+              outcome: 'coalesced',
+              pid: process.pid,
+            });
+            continue;
+          }
+          let handoff = o.handoff === true;
+          for (;;) {
+            try {
+              await runOnce(handoff);
+            } finally {
+              release(flight);
+            }
+            // A trigger that came while we ran left a marker: take the lock again and go on.
+            if (!tryAcquire(flight)) break;
+            const pending = takePending(flight);
+            if (!pending) {
+              release(flight);
+              break;
+            }
+            handoff = pending.handoff;
+          }
+        }
+        c.out({ reports }, () => reports.map(formatReport).join('\n\n') || 'nothing to distil');
+        if (reports.some((r) => r.error)) throw new ExitCode(1);
+      },
+    );
+
+  c.program
+    .command('trace')
+    .description('where a memory came from: its provenance (archived messages) and journal')
+    .argument('<id>')
+    .action(async (id: string) => {
+      const engine = await c.engine();
+      const root = storeHome({ store: c.globals().store, env: c.io.env });
+      const t = await trace(engine.ctx, id, new SessionFiles(root));
+      c.out(t, () => {
+        const out: string[] = [];
+        for (const r of t.revisions) {
+          out.push(
+            `rev ${r.rev} ${r.op} · ${r.status} · trust ${r.trust} · ${r.actor.kind}${r.actor.session ? ` (session ${r.actor.session})` : ''} · ${r.recorded_at}`,
+          );
+          out.push(`  ${r.abstract}`);
+          for (const p of r.provenance) {
+            out.push(`  ← ${p.pointer}`);
+            if (p.session?.missing) out.push(`      (${p.session.missing})`);
+            for (const m of p.session?.messages ?? [])
+              out.push(`      ${m.line} ${m.role}: ${m.text.replace(/\s+/g, ' ').slice(0, 300)}`);
+          }
+        }
+        out.push('journal:');
+        for (const e of t.journal)
+          out.push(
+            `  #${e.seq} ${e.at} ${e.actor.kind} ${e.op}${e.rev ? ` rev ${e.rev}` : ''}${e.reason ? ` — ${e.reason}` : ''}`,
+          );
+        return out.join('\n');
+      });
+    });
+}
+
+function hasWork(sessions: SessionFiles, ref: SessionRef): boolean {
+  const done = sessions.readState<{ line: number }>('distilled', ref)?.line ?? 0;
+  const pending = sessions.readState<unknown[]>('pending', ref) ?? [];
+  return (
+    sessions.archiveLineCount(ref) > done ||
+    pending.length > 0 ||
+    sessions.readState('inflight', ref) !== null
+  );
+}
+
+function summary(r: DistillReport): Record<string, unknown> {
+  return {
+    batches: r.batches.length,
+    applied: r.applied.length,
+    refused: r.refused.length,
+    malformed: r.malformed.length,
+    skipped: r.skipped,
+    retried: r.retried,
+    ...(r.capped ? { capped: r.capped } : {}),
+  };
+}
+
+function formatReport(r: DistillReport): string {
+  const lines = [`session ${r.host}/${r.session}: ${r.batches.length} batch(es)`];
+  if (r.dryRun) {
+    lines.push(`dry run — ${r.dryRun.length} operation(s), nothing applied:`);
+    for (const x of r.dryRun) lines.push(`  line ${x.line}: ${JSON.stringify(x.op)}`);
+  }
+  for (const a of r.applied) lines.push(`  applied ${a.op} ${a.id} rev ${a.rev}`);
+  for (const x of r.refused)
+    lines.push(`  refused ${x.op}${x.line ? ` (line ${x.line})` : ''}: ${x.reason}`);
+  if (r.malformed.length)
+    lines.push(
+      `  ${r.malformed.length} malformed line(s): ${r.malformed.map((m) => `${m.line} ${m.problem}`).join('; ')}`,
+    );
+  if (r.skipped) lines.push(`  ${r.skipped} skip(s)`);
+  if (r.retried.applied || r.retried.dropped)
+    lines.push(`  retried pending: ${r.retried.applied} applied, ${r.retried.dropped} dropped`);
+  if (r.capped) lines.push(`  capped: ${r.capped}`);
+  if (r.error) lines.push(`  error: ${r.error}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,316 @@
+// `mneme hook <event>`: one run of one hook. Reads the host's payload, binds the project from
+// the payload's cwd, does its job (inject, or archive + usage + distiller), and answers in the
+// host's dialect. It never throws: every failure becomes a log line and an empty answer.
+import fs from 'node:fs';
+import path from 'node:path';
+import { citedIds } from '../../core/citation.js';
+import { autoInjectable, orderEntries, renderInjection } from '../../core/inject.js';
+import { messageOf, safeSessionName, type Host } from '../../core/transcript.js';
+import type { Engine } from '../../engine/engine.js';
+import { fileBlock, sessionStartBlock, type InjectOptions } from '../../engine/inject.js';
+import { SessionFiles } from '../../store/files/session-files.js';
+import type { SessionRef } from '../../store/sessions.js';
+import { openEngine, storeHome } from '../open.js';
+import { bindProject, findRepoRoot } from '../project.js';
+import { appendHookLog, type HookRecord } from './hook-log.js';
+import { hookOutput } from './output.js';
+import { parsePayload, type HookEvent, type HookPayload } from './payload.js';
+import { flightFiles, lockHolder, markPending, spawnDistiller } from './single-flight.js';
+import { archiveIncrement, checkTranscript } from './transcript-increment.js';
+
+export interface HookRun {
+  event: HookEvent;
+  host: Host;
+  stdin: string;
+  env: NodeJS.ProcessEnv;
+  /** --store, if given. */
+  store?: string;
+  /** The process cwd, used when the payload names none. */
+  cwd: string;
+}
+
+interface InjectedState {
+  ids: string[];
+  cited: string[];
+  ignored: string[];
+}
+
+const num = (v: string | undefined, fallback: number) => {
+  const n = Number(v);
+  return v !== undefined && v !== '' && Number.isFinite(n) && n >= 0 ? n : fallback;
+};
+
+function usableDir(p: string | null): string | null {
+  if (!p) return null;
+  try {
+    return fs.statSync(p).isDirectory() ? p : null;
+  } catch {
+    return null;
+  }
+}
+
+export async function runHook(r: HookRun): Promise<{ stdout: string; record: HookRecord }> {
+  const started = process.hrtime.bigint();
+  const root = storeHome({ store: r.store, env: r.env });
+  const rec: HookRecord = {
+    at: new Date().toISOString(),
+    event: r.event,
+    host: r.host,
+    session: null,
+    ms: 0,
+    outcome: 'nothing',
+  };
+  let stdout = '';
+  let engine: Engine | null = null;
+  try {
+    if (r.env.MNEME_HOOKS_DISABLED === '1') {
+      rec.outcome = 'disabled';
+    } else {
+      const payload = parsePayload(r.stdin);
+      rec.session = payload.sessionId;
+      const cwd = usableDir(payload.cwd) ?? r.cwd;
+      const binding = bindProject(cwd);
+      engine = await openEngine({ store: r.store, env: r.env, binding, surface: 'agent' });
+      const sessions = new SessionFiles(root);
+      const ref: SessionRef | null = payload.sessionId
+        ? { host: r.host, session: safeSessionName(payload.sessionId) }
+        : null;
+      const projectRoot = findRepoRoot(cwd)?.root ?? cwd;
+      const inject: InjectOptions = {
+        projectRoot,
+        readFile: (abs) => {
+          try {
+            return fs.readFileSync(abs);
+          } catch {
+            return null;
+          }
+        },
+        weightFloor: num(r.env.MNEME_INJECT_WEIGHT_FLOOR, 0),
+      };
+      const ctx = { r, payload, engine, sessions, ref, cwd, root, inject, rec };
+      stdout = await dispatch(ctx);
+    }
+  } catch (e) {
+    rec.outcome = 'error';
+    rec.error = (e as Error).message.slice(0, 500);
+    stdout = '';
+  } finally {
+    if (engine) await engine.close().catch(() => {});
+  }
+  rec.ms = Number((process.hrtime.bigint() - started) / 1_000_000n);
+  appendHookLog(root, rec);
+  return { stdout, record: rec };
+}
+
+interface Ctx {
+  r: HookRun;
+  payload: HookPayload;
+  engine: Engine;
+  sessions: SessionFiles;
+  ref: SessionRef | null;
+  cwd: string;
+  root: string;
+  inject: InjectOptions;
+  rec: HookRecord;
+}
+
+async function dispatch(c: Ctx): Promise<string> {
+  switch (c.r.event) {
+    case 'session-start':
+      return sessionStart(c);
+    case 'pre-tool-use':
+      return preToolUse(c);
+    case 'user-prompt-submit':
+      return promptSubmit(c);
+    case 'stop':
+    case 'session-end':
+    case 'pre-compact':
+      await archiveAndDistill(c);
+      return '';
+  }
+}
+
+function rememberInjected(c: Ctx, ids: string[]) {
+  if (!c.ref || ids.length === 0) return;
+  const st = c.sessions.readState<InjectedState>('injected', c.ref) ?? {
+    ids: [],
+    cited: [],
+    ignored: [],
+  };
+  st.ids = [...new Set([...st.ids, ...ids])];
+  c.sessions.writeState('injected', c.ref, st);
+}
+
+function injected(c: Ctx, text: string, ids: string[], extra: Record<string, unknown>): string {
+  if (text === '') {
+    c.rec.detail = extra;
+    return '';
+  }
+  c.rec.outcome = 'injected';
+  c.rec.detail = { ...extra, ids: ids.length, bytes: Buffer.byteLength(text) };
+  rememberInjected(c, ids);
+  return hookOutput(c.r.host, c.r.event, text);
+}
+
+async function sessionStart(c: Ctx): Promise<string> {
+  const res = await sessionStartBlock(c.engine.ctx, {
+    ...c.inject,
+    maxBytes: num(c.r.env.MNEME_INJECT_MAX_BYTES, 8192),
+    maxLines: num(c.r.env.MNEME_INJECT_MAX_LINES, 80),
+  });
+  return injected(c, res.text, res.ids, { candidates: res.candidates, admitted: res.admitted });
+}
+
+async function preToolUse(c: Ctx): Promise<string> {
+  if (c.payload.filePaths.length === 0) {
+    c.rec.detail = { tool: c.payload.toolName, files: 0 };
+    return '';
+  }
+  for (const file of c.payload.filePaths) {
+    const res = await fileBlock(c.engine.ctx, path.resolve(c.cwd, file), {
+      ...c.inject,
+      maxBytes: num(c.r.env.MNEME_FILE_INJECT_MAX_BYTES, 2048),
+      maxLines: num(c.r.env.MNEME_FILE_INJECT_MAX_LINES, 12),
+    });
+    if (res.text !== '') return injected(c, res.text, res.ids, { tool: c.payload.toolName, file });
+  }
+  c.rec.detail = { tool: c.payload.toolName, files: c.payload.filePaths.length };
+  return '';
+}
+
+async function promptSubmit(c: Ctx): Promise<string> {
+  if (c.r.env.MNEME_PROMPT_HOOK !== '1') {
+    c.rec.outcome = 'disabled';
+    c.rec.detail = { hint: 'set MNEME_PROMPT_HOOK=1 to recall on each prompt' };
+    return '';
+  }
+  const prompt = c.payload.prompt ?? '';
+  if (prompt.trim() === '') return '';
+  const floor = num(c.r.env.MNEME_PROMPT_SCORE_FLOOR, 1);
+  const res = await c.engine.recall(prompt.slice(0, 2000), { limit: 3, logUsage: false });
+  const now = c.engine.ctx.clock().toISOString();
+  const entries = [];
+  for (const x of res.results) {
+    if (x.score < floor) continue;
+    const lineage = await c.engine.ctx.store.getLineage(x.id);
+    const v = lineage?.[lineage.length - 1];
+    if (!v) continue;
+    // The same predicate as every other unasked injection (bound memories fail closed here).
+    const ok = autoInjectable(v, {
+      scopes: c.engine.scopes,
+      now,
+      weight: 1,
+      weightFloor: c.inject.weightFloor ?? 0,
+      freshness: v.source ? 'missing' : 'unbound',
+    });
+    if (ok)
+      entries.push({
+        id: v.id,
+        type: v.type,
+        trust: v.trust,
+        abstract: v.abstract,
+        recorded_at: v.recorded_at,
+      });
+  }
+  const { text, ids } = renderInjection(orderEntries(entries), {
+    maxBytes: 2048,
+    maxLines: 8,
+    title: 'recalled for this prompt',
+  });
+  if (ids.length > 0) {
+    await c.engine.ctx.store.appendUsage([
+      {
+        at: now,
+        kind: 'inject',
+        ids,
+        actor: 'hook',
+        query: prompt.slice(0, 200),
+        scope: c.engine.ctx.binding.project ?? 'global',
+      },
+    ]);
+  }
+  return injected(c, text, ids, { results: res.results.length });
+}
+
+async function archiveAndDistill(c: Ctx): Promise<void> {
+  if (!c.ref) throw new Error('the payload has no session_id');
+  if (!c.payload.transcriptPath) throw new Error('the payload has no transcript_path');
+  const checked = checkTranscript(c.payload.transcriptPath, c.cwd);
+  if ('problem' in checked) throw new Error(checked.problem);
+  const binding = c.engine.ctx.binding;
+  c.sessions.writeState('sessions', c.ref, {
+    host: c.r.host,
+    session: c.ref.session,
+    sessionId: c.payload.sessionId,
+    cwd: c.cwd,
+    project: binding.project,
+    identity: binding.identity,
+    transcript: checked.file,
+    updated_at: new Date().toISOString(),
+  });
+  const inc = archiveIncrement(c.sessions, c.ref, checked.file);
+  const detail: Record<string, unknown> = { archived: inc ? inc.lines.length : 0 };
+  if (inc) {
+    c.rec.outcome = 'archived';
+    await recordCitations(c, inc.lines, detail);
+  }
+  // Distil when there is something new, or when the context is ending (a handoff may be due).
+  const handoff = c.r.event !== 'stop';
+  if (inc || handoff) {
+    const flight = flightFiles(c.root, c.ref);
+    if (lockHolder(flight) !== null) {
+      markPending(flight, handoff);
+      detail.distiller = 'coalesced: one is running; marked pending';
+    } else {
+      const args = [
+        ...(c.r.store ? ['--store', c.r.store] : []),
+        'distill',
+        '--session',
+        c.ref.session,
+        '--host',
+        c.r.host,
+        '--single-flight',
+        ...(handoff ? ['--handoff'] : []),
+      ];
+      const pid = spawnDistiller(args, c.cwd, c.r.env);
+      detail.distiller = pid ? `started pid ${pid}` : 'could not start';
+    }
+  }
+  c.rec.detail = detail;
+}
+
+async function recordCitations(c: Ctx, lines: string[], detail: Record<string, unknown>) {
+  const ref = c.ref!;
+  const spoken = lines
+    .map(messageOf)
+    .filter((m) => m?.role === 'assistant')
+    .map((m) => m!.text)
+    .join('\n');
+  const st = c.sessions.readState<InjectedState>('injected', ref) ?? {
+    ids: [],
+    cited: [],
+    ignored: [],
+  };
+  const visible = new Set(c.engine.scopes);
+  const cited: string[] = [];
+  for (const id of citedIds(spoken)) {
+    const lineage = await c.engine.ctx.store.getLineage(id);
+    if (lineage && visible.has(lineage[0]!.scope)) cited.push(id);
+  }
+  const ignored = st.ids.filter(
+    (id) => !cited.includes(id) && !st.cited.includes(id) && !st.ignored.includes(id),
+  );
+  const now = new Date().toISOString();
+  const events = [];
+  const scope = c.engine.ctx.binding.project ?? 'global';
+  if (cited.length)
+    events.push({ at: now, kind: 'cite' as const, ids: cited, actor: 'hook', scope });
+  if (ignored.length)
+    events.push({ at: now, kind: 'ignored' as const, ids: ignored, actor: 'hook', scope });
+  await c.engine.ctx.store.appendUsage(events);
+  st.cited = [...new Set([...st.cited, ...cited])];
+  st.ignored = [...new Set([...st.ignored, ...ignored])];
+  c.sessions.writeState('injected', ref, st);
+  detail.cited = cited.length;
+  detail.ignored = ignored.length;
+}

@@ -1,0 +1,65 @@
+// Archiving the transcript increment past the session watermark: raw JSONL lines, copied into
+// the store before any model sees them. Only complete lines are taken (a line still being
+// written waits for the next hook); the watermark is a byte offset and a line count.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { SessionRef, SessionStore } from '../../store/sessions.js';
+
+interface Watermark {
+  bytes: number;
+  lines: number;
+  file: string;
+}
+
+const MAX_READ = 32 * 1024 * 1024;
+
+/** The transcript path if it is a real, regular file; otherwise a reason. */
+export function checkTranscript(p: string, cwd: string): { file: string } | { problem: string } {
+  if (p.includes('\u0000')) return { problem: 'transcript path contains NUL' };
+  const file = path.resolve(cwd, p);
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+  } catch {
+    return { problem: 'transcript file does not exist' };
+  }
+  if (!st.isFile()) return { problem: 'transcript path is not a regular file' };
+  return { file };
+}
+
+export function archiveIncrement(
+  sessions: SessionStore,
+  ref: SessionRef,
+  file: string,
+): { lines: string[]; from: number; to: number; reset: boolean } | null {
+  const wm = sessions.readState<Watermark>('watermarks', ref);
+  let start = wm && wm.file === file && Number.isInteger(wm.bytes) ? wm.bytes : 0;
+  const fd = fs.openSync(file, 'r');
+  try {
+    const size = fs.fstatSync(fd).size;
+    let reset = false;
+    if (size < start) {
+      // The transcript was truncated or replaced: keep evidence, start over from its beginning.
+      start = 0;
+      reset = true;
+    }
+    const length = Math.min(size - start, MAX_READ);
+    if (length <= 0) return null;
+    const buf = Buffer.alloc(length);
+    fs.readSync(fd, buf, 0, length, start);
+    const end = buf.lastIndexOf(0x0a);
+    if (end < 0) return null;
+    const text = buf.subarray(0, end + 1).toString('utf8');
+    const lines = text.split('\n').filter((l) => l.trim() !== '');
+    const range = sessions.appendArchive(ref, lines);
+    sessions.writeState('watermarks', ref, {
+      bytes: start + end + 1,
+      lines: (reset ? 0 : (wm?.lines ?? 0)) + lines.length,
+      file,
+    } satisfies Watermark);
+    if (!range) return null;
+    return { lines, from: range.from, to: range.to, reset };
+  } finally {
+    fs.closeSync(fd);
+  }
+}

@@ -50,6 +50,32 @@ describe('distillSession', () => {
   const abstracts = async () =>
     (await engine.ctx.store.listCurrent(engine.scopes)).map((v) => v.abstract);
 
+  it('a conflicting value is held as a proposal, not retried', async () => {
+    const ref = { host: 'claude-code' as const, session: 'held' };
+    await engine.apply(
+      [
+        {
+          op: 'remember',
+          type: 'fact',
+          abstract: 'Search is Elastic',
+          fields: { subject: 'search' },
+        },
+      ],
+      { kind: 'human' },
+    );
+    sessions.appendArchive(ref, [msg('user', 'Search moved to Meilisearch.')]);
+    const r = await run(
+      'held',
+      async () =>
+        '{"op":"new","type":"fact","abstract":"Search is Meilisearch","fields":{"subject":"search"},"evidence":[[1,1]]}',
+    );
+    assert.equal(r.held.length, 1);
+    assert.equal(r.refused.length, 0);
+    assert.deepEqual(sessions.readState('pending', ref), []);
+    assert.ok((await abstracts()).includes('Search is Elastic'));
+    assert.ok(!(await abstracts()).includes('Search is Meilisearch'));
+  });
+
   it('a refused operation is kept in pending and retried once on the next run', async () => {
     const ref = { host: 'claude-code' as const, session: 'retry' };
     const [held] = await engine.apply(
@@ -57,21 +83,24 @@ describe('distillSession', () => {
         {
           op: 'remember',
           type: 'fact',
-          abstract: 'The queue is RabbitMQ',
+          abstract: 'The queue is NATS',
           fields: { subject: 'queue' },
         },
       ],
       { kind: 'human' },
     );
+    // The value was once rejected: the distiller's restatement is refused by the tombstone.
+    await engine.apply([{ op: 'retract', id: held!.id, reject: true }], { kind: 'human' });
     sessions.appendArchive(ref, [msg('user', 'We replaced RabbitMQ with NATS for the queue.')]);
     const op =
       '{"op":"new","type":"fact","abstract":"The queue is NATS","fields":{"subject":"queue"},"evidence":[[1,1]]}';
     const first = await run('retry', async () => op);
     assert.equal(first.applied.length, 0);
-    assert.match(first.refused[0]!.reason, /already exists/);
+    assert.match(first.refused[0]!.reason, /rejected before/);
     assert.equal(sessions.readState<unknown[]>('pending', ref)!.length, 1);
-    // A person clears the way; the retry now succeeds without asking the model again.
-    await engine.apply([{ op: 'retract', id: held!.id, reason: 'replaced' }], { kind: 'human' });
+    // A person lifts the rejection; the retry now succeeds without asking the model again.
+    const [t] = await engine.tombstones();
+    await engine.apply([{ op: 'lift', key: t!.key, scope: t!.scope }], { kind: 'human' });
     let asked = 0;
     const second = await run('retry', async () => {
       asked++;
@@ -85,17 +114,18 @@ describe('distillSession', () => {
 
   it('a second failure is dropped, not retried forever', async () => {
     const ref = { host: 'claude-code' as const, session: 'drop' };
-    await engine.apply(
+    const [ci] = await engine.apply(
       [
         {
           op: 'remember',
           type: 'fact',
-          abstract: 'CI runs on Buildkite',
+          abstract: 'CI runs on GitHub Actions',
           fields: { subject: 'ci' },
         },
       ],
       { kind: 'human' },
     );
+    await engine.apply([{ op: 'retract', id: ci!.id, reject: true }], { kind: 'human' });
     sessions.appendArchive(ref, [msg('user', 'CI is GitHub Actions now.')]);
     await run(
       'drop',

@@ -54,6 +54,8 @@ export interface DistillReport {
   batches: { from: number; to: number; messages: number }[];
   applied: { op: string; id: string; rev: number }[];
   refused: Refusal[];
+  /** Conflicting values held for a person as proposals. */
+  held: { line: number; op: string; proposal: string }[];
   malformed: { line: number; problem: string }[];
   skipped: number;
   retried: { applied: number; dropped: number };
@@ -93,6 +95,7 @@ export async function distillSession(
     batches: [],
     applied: [],
     refused: [],
+    held: [],
     malformed: [],
     skipped: 0,
     retried: { applied: 0, dropped: 0 },
@@ -114,6 +117,13 @@ export async function distillSession(
       if (s.ok) {
         if (!s.result.unchanged && !s.result.replayed)
           report.applied.push({ op: s.result.op, id: s.result.id, rev: s.result.rev });
+      } else if (typeof s.error.details?.proposal === 'string') {
+        // A conflicting value is already kept for a person in a proposal: not retried.
+        report.held.push({
+          line: p.origin.line,
+          op: p.origin.op,
+          proposal: s.error.details.proposal,
+        });
       } else {
         const reason = s.error.message;
         report.refused.push({ line: p.origin.line, op: p.origin.op, reason });

@@ -27,3 +27,14 @@ export function scoreCandidate(input: {
   const score = input.relevance * weight * recency * trust;
   return { relevance: input.relevance, weight, recency, trust, score };
 }
+
+/** Switches of the lexical ranker (all on by default); the bench's ablations turn them off. */
+export interface RankerOptions {
+  placeholder: boolean;
+}
+
+export const DEFAULT_RANKER: RankerOptions = { placeholder: true };
+
+export function rankerOptions(over: Partial<RankerOptions> = {}): RankerOptions {
+  return { ...DEFAULT_RANKER, ...over };
+}

@@ -7,7 +7,7 @@ import {
   type Eligibility,
   type ExclusionReason,
 } from '../core/eligibility.js';
-import { scoreCandidate, type ScoreParts } from '../core/ranking.js';
+import { scoreCandidate, type RankerOptions, type ScoreParts } from '../core/ranking.js';
 import { handle } from '../core/revision.js';
 import { queryTerms } from '../core/text.js';
 import { toIso } from '../core/time.js';
@@ -23,6 +23,8 @@ export interface RecallOptions {
   /** Record a usage event (default true). */
   logUsage?: boolean;
   actor?: Actor;
+  /** Ranker switches (defaults: all on); for benchmarks and ablations. */
+  ranker?: Partial<RankerOptions>;
 }
 
 export interface RecallResult {

@@ -9,6 +9,7 @@ import type { Engine } from '../../engine/engine.js';
 import type { ReadLevel } from '../../engine/read.js';
 import { agentSessionMarker } from '../agent-env.js';
 import { openEngine } from '../open.js';
+import { registerBench } from './bench.js';
 import { day, formatRecall, table } from './format.js';
 
 export interface Io {
@@ -451,6 +452,7 @@ export function buildProgram(c: CliContext): Command {
       );
     });
 
+  registerBench(c);
   return program;
 }
 

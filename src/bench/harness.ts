@@ -39,7 +39,10 @@ export function readDataFile(file: string): DataFile {
     const text = (gz ? zlib.gunzipSync(buf) : buf).toString('utf8');
     return { path: path.resolve(file), sha256, json: JSON.parse(text) as unknown };
   } catch (e) {
-    throw new MnemeError('invalid', `${file} is not JSON${gz ? ' (gzip)' : ''}: ${(e as Error).message}`);
+    throw new MnemeError(
+      'invalid',
+      `${file} is not JSON${gz ? ' (gzip)' : ''}: ${(e as Error).message}`,
+    );
   }
 }
 
@@ -78,7 +81,10 @@ export async function freshStore(opts: { durable: boolean; clock?: Clock; dir?: 
 
 export function gitCommit(cwd = process.cwd()): string | null {
   try {
-    const sha = execFileSync('git', ['rev-parse', 'HEAD'], { cwd, stdio: ['ignore', 'pipe', 'ignore'] })
+    const sha = execFileSync('git', ['rev-parse', 'HEAD'], {
+      cwd,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
       .toString()
       .trim();
     const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
@@ -128,7 +134,9 @@ export function progress(label: string, total: number, stderr: (s: string) => vo
 
 /** LongMemEval: `2023/05/20 (Sat) 02:21` → ISO UTC. */
 export function parseSlashDate(s: string): string | null {
-  const m = /^(\d{4})\/(\d{2})\/(\d{2})(?:\s*\([A-Za-z]+\))?(?:\s+(\d{1,2}):(\d{2}))?/.exec(s.trim());
+  const m = /^(\d{4})\/(\d{2})\/(\d{2})(?:\s*\([A-Za-z]+\))?(?:\s+(\d{1,2}):(\d{2}))?/.exec(
+    s.trim(),
+  );
   if (!m) return null;
   const d = new Date(
     Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4] ?? 0), Number(m[5] ?? 0)),
@@ -137,8 +145,18 @@ export function parseSlashDate(s: string): string | null {
 }
 
 const MONTHS = [
-  'january', 'february', 'march', 'april', 'may', 'june',
-  'july', 'august', 'september', 'october', 'november', 'december',
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
 ];
 
 /** LoCoMo: `1:56 pm on 8 May, 2023` → ISO UTC. */

@@ -69,12 +69,15 @@ export async function ingestUnit(
   const ops = passages.map((p, i) => ({
     op: 'remember' as const,
     type: unit.type,
-    abstract: oneLine(
-      passages.length === 1 ? abstractBase || p : i === 0 ? abstractBase || p : p,
-      LIMITS.abstractChars,
-    ) || '(empty)',
+    abstract:
+      oneLine(
+        passages.length === 1 ? abstractBase || p : i === 0 ? abstractBase || p : p,
+        LIMITS.abstractChars,
+      ) || '(empty)',
     body: whole ? '' : p,
-    fields: { subject: passages.length === 1 ? opaqueKey(unit.key) : `${opaqueKey(unit.key)} p${i}` },
+    fields: {
+      subject: passages.length === 1 ? opaqueKey(unit.key) : `${opaqueKey(unit.key)} p${i}`,
+    },
     ...(unit.validFrom ? { valid_from: unit.validFrom } : {}),
   }));
   const out = new Map<string, string>();

@@ -17,6 +17,8 @@ import { aggregate, dedupe, parseEvidence, percentile, recallFraction, round4 } 
 export const LOCOMO_KEYS = ['recall@5', 'recall@10', 'recall@25'] as const;
 export type LocomoKey = (typeof LOCOMO_KEYS)[number];
 
+export const DEFAULT_CONTEXT = 1;
+
 export const CATEGORY: Record<string, string> = {
   '1': 'multi-hop',
   '2': 'temporal',
@@ -39,6 +41,8 @@ interface Conversation {
 
 export interface LocomoConfig {
   granularity?: 'turn' | 'session';
+  /** Turn granularity: neighbouring turns on each side written into the body as context. */
+  context?: number;
   ranker?: Partial<RankerOptions>;
   durable?: boolean;
 }
@@ -47,7 +51,8 @@ function checkShape(json: unknown, file: string): Conversation[] {
   const ok =
     Array.isArray(json) &&
     json.every(
-      (c) => c && typeof c === 'object' && typeof c.conversation === 'object' && Array.isArray(c.qa),
+      (c) =>
+        c && typeof c === 'object' && typeof c.conversation === 'object' && Array.isArray(c.qa),
     );
   if (!ok)
     throw new MnemeError('invalid', `${file} is not a LoCoMo file`, {
@@ -82,6 +87,7 @@ export async function runLocomo(
 ) {
   const convs = checkShape(data.json, file);
   const granularity = cfg.granularity ?? 'turn';
+  const context = granularity === 'turn' ? (cfg.context ?? DEFAULT_CONTEXT) : 0;
   const total = convs.reduce((a, c) => a + c.qa.length, 0);
   const bar = progress('locomo', total, stderr);
   const totals: IngestStats = newStats();
@@ -102,11 +108,14 @@ export async function runLocomo(
       const units: Unit[] =
         granularity === 'turn'
           ? sessions.flatMap((s) =>
-              s.turns.map((t) => ({
+              s.turns.map((t, i) => ({
                 key: t.dia_id,
                 type: 'event' as const,
                 abstract: turnText(t),
-                body: turnText(t),
+                body: s.turns
+                  .slice(Math.max(0, i - context), i + context + 1)
+                  .map(turnText)
+                  .join('\n'),
                 validFrom: s.date ?? undefined,
               })),
             )
@@ -143,13 +152,21 @@ export async function runLocomo(
         const ranked = dedupe(r.results.map((x) => keyOf.get(x.id)!).filter(Boolean));
         // Session granularity: a turn counts as retrieved when its session is.
         const rel =
-          granularity === 'turn' ? ev.ids : dedupe(ev.ids.map((id) => `S${id.slice(1).split(':')[0]}`));
+          granularity === 'turn'
+            ? ev.ids
+            : dedupe(ev.ids.map((id) => `S${id.slice(1).split(':')[0]}`));
         const values: Record<LocomoKey, number> = {
           'recall@5': recallFraction(ranked, rel, 5),
           'recall@10': recallFraction(ranked, rel, 10),
           'recall@25': recallFraction(ranked, rel, 25),
         };
-        outcomes.push({ conversation: conv, category, evidence: ev.ids, top10: ranked.slice(0, 10), values });
+        outcomes.push({
+          conversation: conv,
+          category,
+          evidence: ev.ids,
+          top10: ranked.slice(0, 10),
+          values,
+        });
         bar.tick(++done, conv);
       }
     } finally {
@@ -173,10 +190,11 @@ export async function runLocomo(
     ingest: { ...totals, durable: cfg.durable ?? false },
     config: {
       granularity,
+      context,
       ranker: cfg.ranker ?? {},
       unit:
         granularity === 'turn'
-          ? 'turn → event memory ("speaker: text [photo caption]"), valid_from = session date'
+          ? `turn → event memory (abstract "speaker: text [photo caption]"; body: the turn with ${context} neighbouring turn(s) each side), valid_from = session date`
           : 'session → event memory (all turns), valid_from = session date',
       durable: cfg.durable ?? false,
     },

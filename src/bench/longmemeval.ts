@@ -11,7 +11,7 @@ import {
   readDataFile,
   type DataFile,
 } from './harness.js';
-import { ingestUnit, newStats, MAX_PASSAGE_BYTES, type IngestStats } from './ingest.js';
+import { ingestUnit, newStats, type IngestStats } from './ingest.js';
 import {
   aggregate,
   dedupe,
@@ -22,6 +22,9 @@ import {
   recallAny,
   round4,
 } from './metrics.js';
+
+/** Sessions are written as passages of at most this many bytes; a session ranks by its best. */
+export const DEFAULT_PASSAGE_BYTES = 4096;
 
 export const LME_KEYS = [
   'recall_any@5',
@@ -95,7 +98,10 @@ export async function runLongMemEval(
     const asked = parseSlashDate(q.question_date);
     // The clock is the latest of the question date and every session date, so that every
     // session is already valid when the question is asked (a few sessions post-date questions).
-    const latest = [asked, ...dates].filter((d): d is string => d !== null).sort().pop();
+    const latest = [asked, ...dates]
+      .filter((d): d is string => d !== null)
+      .sort()
+      .pop();
     const clockAt = new Date(Date.parse(latest ?? new Date().toISOString()) + 60_000);
     const bench = await freshStore({ durable: cfg.durable ?? false, clock: () => clockAt });
     try {
@@ -115,7 +121,7 @@ export async function runLongMemEval(
             validFrom: dates[i] ?? undefined,
           },
           totals,
-          cfg.passageBytes ?? MAX_PASSAGE_BYTES,
+          cfg.passageBytes ?? DEFAULT_PASSAGE_BYTES,
         );
         for (const [id, key] of ids) keyOf.set(id, key);
       }
@@ -172,9 +178,9 @@ export async function runLongMemEval(
     ingest: { ...totals, durable: cfg.durable ?? false },
     config: {
       limit: cfg.limit ?? null,
-      passage_bytes: cfg.passageBytes ?? MAX_PASSAGE_BYTES,
+      passage_bytes: cfg.passageBytes ?? DEFAULT_PASSAGE_BYTES,
       ranker: cfg.ranker ?? {},
-      unit: 'session → event memory (abstract: first user turn; body: all turns)',
+      unit: 'session → event memories of at most passage_bytes each (first abstract: the first user turn; later ones: their first line), ranked by the best passage',
       durable: cfg.durable ?? false,
     },
     data: { file: data.path, sha256: data.sha256, questions: questions.length },

@@ -3,13 +3,21 @@
 // relevant ids, so the same code scores sessions, turns and synthetic memories.
 
 /** 1 when any relevant id is in the top k, else 0. */
-export function recallAny(ranked: readonly string[], relevant: readonly string[], k: number): number {
+export function recallAny(
+  ranked: readonly string[],
+  relevant: readonly string[],
+  k: number,
+): number {
   const top = new Set(ranked.slice(0, k));
   return relevant.some((r) => top.has(r)) ? 1 : 0;
 }
 
 /** 1 when every relevant id is in the top k, else 0 (0 when there is nothing relevant). */
-export function recallAll(ranked: readonly string[], relevant: readonly string[], k: number): number {
+export function recallAll(
+  ranked: readonly string[],
+  relevant: readonly string[],
+  k: number,
+): number {
   if (relevant.length === 0) return 0;
   const top = new Set(ranked.slice(0, k));
   return relevant.every((r) => top.has(r)) ? 1 : 0;

@@ -74,7 +74,11 @@ export function committedResults(root: string, includeUntracked = false): RunEnv
 }
 
 const fmt = (v: unknown) =>
-  v === null || v === undefined ? '—' : typeof v === 'number' ? String(Math.round(v * 1000) / 1000) : String(v);
+  v === null || v === undefined
+    ? '—'
+    : typeof v === 'number'
+      ? String(Math.round(v * 1000) / 1000)
+      : String(v);
 
 function table(head: string[], rows: unknown[][]): string {
   return [
@@ -100,11 +104,21 @@ export function renderDocs(runs: RunEnvelope[]): string {
     '',
   ];
   const latest = (bench: string) =>
-    runs.filter((r) => r.benchmark === bench && r.label === 'default').sort((a, b) => (a.date < b.date ? -1 : 1)).pop();
+    runs
+      .filter((r) => r.benchmark === bench && r.label === 'default')
+      .sort((a, b) => (a.date < b.date ? -1 : 1))
+      .pop();
 
   const lme = latest('longmemeval');
   if (lme) {
-    const keys = ['recall_any@5', 'recall_any@10', 'recall_all@5', 'recall_all@10', 'ndcg@10', 'mrr'];
+    const keys = [
+      'recall_any@5',
+      'recall_any@10',
+      'recall_all@5',
+      'recall_all@10',
+      'ndcg@10',
+      'mrr',
+    ];
     out.push(
       '## LongMemEval-S (dev), session-level retrieval',
       '',
@@ -119,7 +133,9 @@ export function renderDocs(runs: RunEnvelope[]): string {
           ),
           ...(() => {
             const a = lme.abstention as { n: number; metrics: Record<string, number> } | undefined;
-            return a && a.n > 0 ? [['abstention (reported apart)', a.n, ...keys.map((k) => a.metrics[k])]] : [];
+            return a && a.n > 0
+              ? [['abstention (reported apart)', a.n, ...keys.map((k) => a.metrics[k])]]
+              : [];
           })(),
         ],
       ),
@@ -165,13 +181,18 @@ export function renderDocs(runs: RunEnvelope[]): string {
     ];
     const byN = sc.by_n as Record<string, Record<string, number | null>>;
     const cfg = sc.config as { durable?: boolean };
-    const notes = new Set(((sc.runs ?? []) as { notes?: string[] }[]).flatMap((r) => r.notes ?? []));
+    const notes = new Set(
+      ((sc.runs ?? []) as { notes?: string[] }[]).flatMap((r) => r.notes ?? []),
+    );
     out.push(
       '## Scale (synthetic workload, seed 42)',
       '',
       `\`${sc.command}\` — commit ${short(sc.git_commit)}, ${sc.date.slice(0, 10)}, ${sc.machine.cores} cores, Node ${sc.machine.node}, durable writes: ${cfg.durable !== false ? 'yes (fsync)' : 'no'}.`,
       '',
-      table(['metric', ...Object.keys(byN).map((n) => `N = ${n}`)], keys.map((k) => [k, ...Object.values(byN).map((m) => m[k])])),
+      table(
+        ['metric', ...Object.keys(byN).map((n) => `N = ${n}`)],
+        keys.map((k) => [k, ...Object.values(byN).map((m) => m[k])]),
+      ),
       '',
       ...[...notes].map((n) => `- ${n}`),
       '',
@@ -185,7 +206,14 @@ export function renderDocs(runs: RunEnvelope[]): string {
       '',
       table(
         ['date', 'commit', 'label', 'n', ...keys, 'command'],
-        rs.map((r) => [r.date.slice(0, 16), short(r.git_commit), r.label, r.n, ...keys.map((k) => r.metrics[k]), `\`${r.command}\``]),
+        rs.map((r) => [
+          r.date.slice(0, 16),
+          short(r.git_commit),
+          r.label,
+          r.n,
+          ...keys.map((k) => r.metrics[k]),
+          `\`${r.command}\``,
+        ]),
       ),
       '',
     );
@@ -198,10 +226,20 @@ export function renderDocs(runs: RunEnvelope[]): string {
     '(`--ranker key=value` turns one part of the ranker off or on).',
     '',
   );
-  ablate('longmemeval', ['recall_any@5', 'recall_any@10', 'recall_all@5', 'recall_all@10', 'ndcg@10', 'mrr']);
+  ablate('longmemeval', [
+    'recall_any@5',
+    'recall_any@10',
+    'recall_all@5',
+    'recall_all@10',
+    'ndcg@10',
+    'mrr',
+  ]);
   ablate('locomo', ['recall@5', 'recall@10', 'recall@25']);
   ablate('scale', ['recall_p50_ms', 'recall_hit@5', 'ingest_per_s']);
-  return `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+  return `${out
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
 }
 
 export function regenerateDocs(root: string, extra: RunEnvelope[] = []): string {

@@ -61,7 +61,19 @@ export function generateWorkload(n: number, generator = GENERATOR): { file: stri
   const file = path.join(dir, `workload-${n}.json`);
   const r = spawnSync(
     process.execPath,
-    [generator, '--n', String(n), '--queries', '200', '--warmup', '10', '--seed', '42', '--out', file],
+    [
+      generator,
+      '--n',
+      String(n),
+      '--queries',
+      '200',
+      '--warmup',
+      '10',
+      '--seed',
+      '42',
+      '--out',
+      file,
+    ],
     { encoding: 'utf8' },
   );
   if (r.status !== 0) throw new MnemeError('internal', `workload generator failed: ${r.stderr}`);
@@ -80,7 +92,11 @@ function duBytes(p: string): number {
 const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 
 function spawnTimes(
-  args: (i: number) => string[], env: NodeJS.ProcessEnv, runs: number, cwd: string) {
+  args: (i: number) => string[],
+  env: NodeJS.ProcessEnv,
+  runs: number,
+  cwd: string,
+) {
   const times: number[] = [];
   let failed: string | null = null;
   for (let i = 0; i < runs; i++) {
@@ -94,11 +110,10 @@ function spawnTimes(
 
 /** Whether this checkout's CLI has `hook session-start` yet. */
 function hasHook(env: NodeJS.ProcessEnv): boolean {
-  const r = spawnSync(process.execPath, [BIN, 'hook', 'session-start', '--help'], {
-    env,
-    encoding: 'utf8',
-  });
-  return r.status === 0;
+  const r = spawnSync(process.execPath, [BIN, '--help'], { env, encoding: 'utf8' });
+  if (!/^\s+hook\b/m.test(r.stdout)) return false;
+  const h = spawnSync(process.execPath, [BIN, 'hook', '--help'], { env, encoding: 'utf8' });
+  return /session-start/.test(h.stdout);
 }
 
 export async function runScaleOne(
@@ -143,7 +158,11 @@ export async function runScaleOne(
     let hits = 0;
     for (const q of w.queries) {
       const r0 = process.hrtime.bigint();
-      const r = await bench.engine.recall(q.query, { limit: 5, logUsage: false, ranker: cfg.ranker });
+      const r = await bench.engine.recall(q.query, {
+        limit: 5,
+        logUsage: false,
+        ranker: cfg.ranker,
+      });
       recallMs.push(ms(r0));
       if (r.results.slice(0, 5).some((x) => nameOf.get(x.id) === q.target)) hits++;
     }
@@ -235,7 +254,10 @@ export async function runScale(
         const data = readDataFile(gen.file);
         const r = await runScaleOne(
           checkWorkload(data.json, gen.file),
-          { file: `gen-workload.mjs --n ${n} --queries 200 --warmup 10 --seed 42`, sha256: data.sha256 },
+          {
+            file: `gen-workload.mjs --n ${n} --queries 200 --warmup 10 --seed 42`,
+            sha256: data.sha256,
+          },
           cfg,
           stderr,
         );

@@ -114,9 +114,18 @@ export function registerBench(c: CliContext): void {
       .command('longmemeval')
       .description('LongMemEval-S session retrieval: a fresh store per question')
       .requiredOption('--data <file>', 'a LongMemEval .json or .json.gz file')
-      .option('--limit <n>', 'only the first N questions', parsePositive('--limit')),
-  ).action(async (o: Common & { data: string; limit?: number }) => {
-    const r = await runLongMemEval(o.data, { limit: o.limit, ranker: o.ranker }, c.io.stderr);
+      .option('--limit <n>', 'only the first N questions', parsePositive('--limit'))
+      .option(
+        '--passage-bytes <n>',
+        'split sessions into passage memories of at most this many bytes (default 4096)',
+        parsePositive('--passage-bytes'),
+      ),
+  ).action(async (o: Common & { data: string; limit?: number; passageBytes?: number }) => {
+    const r = await runLongMemEval(
+      o.data,
+      { limit: o.limit, passageBytes: o.passageBytes, ranker: o.ranker },
+      c.io.stderr,
+    );
     finish(c, ['longmemeval', ...argvOf()], o, r, () =>
       metricsTable(
         [['all', { ...r.metrics, n: r.n }], ...Object.entries(r.by_type)],
@@ -130,13 +139,21 @@ export function registerBench(c: CliContext): void {
       .command('locomo')
       .description('LoCoMo dialog-level evidence recall: a fresh store per conversation')
       .requiredOption('--data <file>', 'a LoCoMo .json or .json.gz file')
-      .option('--granularity <unit>', 'turn or session', 'turn'),
-  ).action(async (o: Common & { data: string; granularity: string }) => {
+      .option('--granularity <unit>', 'turn or session', 'turn')
+      .option(
+        '--context <n>',
+        'turns: neighbouring turns each side in the body (default 1)',
+        (v: string) => parsePositive('--context')(String(Number(v) + 1)) - 1,
+      ),
+  ).action(async (o: Common & { data: string; granularity: string; context?: number }) => {
     if (o.granularity !== 'turn' && o.granularity !== 'session')
-      throw new MnemeError('invalid', `--granularity must be turn or session, not "${o.granularity}"`);
+      throw new MnemeError(
+        'invalid',
+        `--granularity must be turn or session, not "${o.granularity}"`,
+      );
     const r = await runLocomo(
       o.data,
-      { granularity: o.granularity, ranker: o.ranker },
+      { granularity: o.granularity, context: o.context, ranker: o.ranker },
       c.io.stderr,
     );
     finish(c, ['locomo', ...argvOf()], o, r, () =>
@@ -153,28 +170,28 @@ export function registerBench(c: CliContext): void {
   common(
     bench
       .command('scale')
-      .description('ingest, recall, CLI, hook and rebuild at N memories (shared workload generator)')
+      .description(
+        'ingest, recall, CLI, hook and rebuild at N memories (shared workload generator)',
+      )
       .option('--n <sizes>', 'comma-separated sizes', parseNs)
       .option('--workload <file>', 'a file made by gen-workload.mjs instead of --n')
       .option('--no-durable', 'skip fsync on writes (the default measures durable writes)'),
-  ).action(
-    async (o: Common & { n?: number[]; workload?: string; durable: boolean }) => {
-      if (o.n && o.workload) throw new MnemeError('invalid', 'pass --n or --workload, not both');
-      const r = await runScale(
-        { ns: o.workload ? undefined : (o.n ?? [1000, 10000]), workload: o.workload },
-        { ranker: o.ranker, durable: o.durable },
-        c.io.stderr,
-      );
-      finish(c, ['scale', ...argvOf()], o, r, () => {
-        const keys = Object.keys(r.metrics);
-        return table([
-          ['metric', ...Object.keys(r.by_n).map((n) => `N=${n}`)],
-          ...keys.map((k) => [
-            k,
-            ...Object.values(r.by_n).map((m) => String((m as Record<string, unknown>)[k] ?? '—')),
-          ]),
-        ]);
-      });
-    },
-  );
+  ).action(async (o: Common & { n?: number[]; workload?: string; durable: boolean }) => {
+    if (o.n && o.workload) throw new MnemeError('invalid', 'pass --n or --workload, not both');
+    const r = await runScale(
+      { ns: o.workload ? undefined : (o.n ?? [1000, 10000]), workload: o.workload },
+      { ranker: o.ranker, durable: o.durable },
+      c.io.stderr,
+    );
+    finish(c, ['scale', ...argvOf()], o, r, () => {
+      const keys = Object.keys(r.metrics);
+      return table([
+        ['metric', ...Object.keys(r.by_n).map((n) => `N=${n}`)],
+        ...keys.map((k) => [
+          k,
+          ...Object.values(r.by_n).map((m) => String((m as Record<string, unknown>)[k] ?? '—')),
+        ]),
+      ]);
+    });
+  });
 }

@@ -198,6 +198,59 @@ export function renderDocs(runs: RunEnvelope[]): string {
       '',
     );
   }
+  const targets: [string, RunEnvelope | undefined, string, number, 'min' | 'max'][] = [
+    ['LongMemEval-S dev', lme, 'recall_any@5', 0.98, 'min'],
+    ['LongMemEval-S dev', lme, 'recall_all@5', 0.9, 'min'],
+    ['LoCoMo dev', loc, 'recall@10', 0.72, 'min'],
+  ];
+  const scaleN = (n: string, k: string) =>
+    ((sc?.by_n ?? {}) as Record<string, Record<string, number | null>>)[n]?.[k] ?? null;
+  const rows = targets
+    .filter(([, r]) => r)
+    .map(([what, r, k, goal]) => {
+      const v = r!.metrics[k] ?? null;
+      return [
+        what,
+        k,
+        `≥ ${goal}`,
+        v,
+        v === null ? '—' : v >= goal ? 'met' : `not met (short by ${fmt(goal - v)})`,
+      ];
+    });
+  for (const [n, k, goal] of [
+    ['10000', 'recall_p50_ms', 1],
+    ['100000', 'recall_p50_ms', 5],
+    ['10000', 'cli_recall_p50_ms', 120],
+    ['10000', 'hook_p50_ms', 150],
+    ['100000', 'rebuild_s', 60],
+  ] as const) {
+    const v = scaleN(n, k);
+    if (sc && (v !== null || k === 'hook_p50_ms'))
+      rows.push([
+        `scale N = ${n}`,
+        k,
+        `≤ ${goal}`,
+        v,
+        v === null ? 'not measured' : v <= goal ? 'met' : `not met (over by ${fmt(v - goal)})`,
+      ]);
+  }
+  const w1 = scaleN('1000', 'write_p50_ms');
+  const w10 = scaleN('10000', 'write_p50_ms');
+  if (w1 !== null && w10 !== null)
+    rows.push([
+      'scale',
+      'write_p50 at 10k ÷ at 1k',
+      '≤ 1.5',
+      w10 / w1,
+      w10 / w1 <= 1.5 ? 'met' : 'not met',
+    ]);
+  if (rows.length > 0)
+    out.push(
+      '## Targets (issue 6)',
+      '',
+      table(['data', 'metric', 'target', 'measured', 'status'], rows),
+      '',
+    );
   const ablate = (bench: string, keys: string[]) => {
     const rs = runs.filter((r) => r.benchmark === bench).sort((a, b) => (a.date < b.date ? -1 : 1));
     if (rs.length === 0) return;

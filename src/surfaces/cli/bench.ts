@@ -109,6 +109,14 @@ export function registerBench(c: CliContext): void {
     .command('bench')
     .description('retrieval quality and speed benchmarks (see docs/benchmarks.md)');
 
+  bench
+    .command('docs')
+    .description('regenerate docs/benchmarks.md from the committed result files')
+    .action(() => {
+      const file = regenerateDocs(REPO_ROOT);
+      c.out({ docs: file }, () => `regenerated ${path.relative(process.cwd(), file)}`);
+    });
+
   common(
     bench
       .command('longmemeval')

@@ -27,3 +27,58 @@ export function scoreCandidate(input: {
   const score = input.relevance * weight * recency * trust;
   return { relevance: input.relevance, weight, recency, trust, score };
 }
+
+/** Switches of the lexical ranker; the bench's ablations turn them off one at a time. */
+export interface RankerOptions {
+  /** NEAR span for neighbouring query terms (0: no proximity boost). */
+  proximity: number;
+  /** Pseudo-relevance feedback: expand the query with words shared by the best matches. */
+  prf: boolean;
+  prfDocs: number;
+  prfTerms: number;
+  /** Weight of the feedback query's (max-normalised) score against the original's. */
+  prfWeight: number;
+  /** Boost memories whose valid_from falls in the period the query names ("last week"). */
+  temporal: boolean;
+  temporalBoost: number;
+}
+
+export const DEFAULT_RANKER: RankerOptions = {
+  proximity: 0,
+  prf: true,
+  prfDocs: 3,
+  prfTerms: 10,
+  prfWeight: 0.3,
+  temporal: true,
+  temporalBoost: 0.5,
+};
+
+export function rankerOptions(over: Partial<RankerOptions> = {}): RankerOptions {
+  return { ...DEFAULT_RANKER, ...over };
+}
+
+/** Feedback terms: words of the best matches found in at least two of them, most frequent first. */
+export function feedbackTerms(
+  docs: readonly string[][],
+  exclude: ReadonlySet<string>,
+  stop: ReadonlySet<string>,
+  max: number,
+): string[] {
+  const count = new Map<string, number>();
+  const docFreq = new Map<string, number>();
+  for (const tokens of docs) {
+    const seen = new Set<string>();
+    for (const w of tokens) {
+      if (w.length < 3 || /^\d+$/.test(w) || stop.has(w) || exclude.has(w)) continue;
+      count.set(w, (count.get(w) ?? 0) + 1 / Math.max(1, Math.sqrt(tokens.length)));
+      if (!seen.has(w)) docFreq.set(w, (docFreq.get(w) ?? 0) + 1);
+      seen.add(w);
+    }
+  }
+  const need = Math.min(2, docs.length);
+  return [...count.entries()]
+    .filter(([w]) => (docFreq.get(w) ?? 0) >= need)
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, max)
+    .map(([w]) => w);
+}

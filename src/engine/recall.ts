@@ -7,9 +7,23 @@ import {
   type Eligibility,
   type ExclusionReason,
 } from '../core/eligibility.js';
-import { scoreCandidate, type ScoreParts } from '../core/ranking.js';
+import {
+  feedbackTerms,
+  rankerOptions,
+  scoreCandidate,
+  type RankerOptions,
+  type ScoreParts,
+} from '../core/ranking.js';
 import { handle } from '../core/revision.js';
-import { queryTerms } from '../core/text.js';
+import {
+  STOP_WORDS,
+  queryTerms,
+  timeWindow,
+  withProximity,
+  wordTokens,
+  type QueryTerm,
+} from '../core/text.js';
+import type { SearchHit } from '../store/port.js';
 import { toIso } from '../core/time.js';
 import type { Actor, Freshness, Trust } from '../core/types.js';
 import { readableScopes, type EngineContext } from './context.js';
@@ -23,6 +37,8 @@ export interface RecallOptions {
   /** Record a usage event (default true). */
   logUsage?: boolean;
   actor?: Actor;
+  /** Ranker switches (defaults: all on); for benchmarks and ablations. */
+  ranker?: Partial<RankerOptions>;
 }
 
 export interface RecallResult {
@@ -73,7 +89,11 @@ export async function recall(
     includeQuarantined: false,
   };
   const terms = queryTerms(query);
-  const hits = await ctx.store.search({ terms, eligibility, limit: Math.max(50, limit * 5) });
+  const hits = await lexicalHits(ctx, terms, eligibility, Math.max(50, limit * 5), {
+    ...rankerOptions(opts.ranker),
+    now,
+    query,
+  });
   const best = new Map<string, { hit: (typeof hits)[number]; parts: ScoreParts }>();
   for (const hit of hits) {
     const parts = scoreCandidate({
@@ -128,6 +148,57 @@ export async function recall(
     ]);
   }
   return response;
+}
+
+/**
+ * Lexical candidates with their relevance: BM25 over the query terms (plus proximity groups),
+ * then optionally pseudo-relevance feedback (a second query of words the best matches share,
+ * added at a lower weight) and a boost for memories dated in the period the query names.
+ */
+async function lexicalHits(
+  ctx: EngineContext,
+  terms: QueryTerm[],
+  eligibility: Eligibility,
+  pool: number,
+  rk: RankerOptions & { now: string; query: string },
+): Promise<SearchHit[]> {
+  const searchTerms = rk.proximity > 0 ? withProximity(terms, rk.proximity) : terms;
+  let hits = await ctx.store.search({ terms: searchTerms, eligibility, limit: pool });
+  if (rk.prf && hits.length >= 2) {
+    const top = hits
+      .slice(0, rk.prfDocs)
+      .map((h) => wordTokens(`${h.view.abstract}\n${h.view.body}`));
+    const exclude = new Set(terms.map((t) => t.text));
+    const extra = feedbackTerms(top, exclude, STOP_WORDS, rk.prfTerms);
+    if (extra.length > 0) {
+      const fb = await ctx.store.search({
+        terms: extra.map((text) => ({ text, phrase: false })),
+        eligibility,
+        limit: pool,
+      });
+      const max1 = Math.max(...hits.map((h) => h.relevance), 1e-9);
+      const max2 = Math.max(...fb.map((h) => h.relevance), 1e-9);
+      const merged = new Map<string, SearchHit>();
+      const key = (h: SearchHit) => `${h.view.id}#${h.view.rev}`;
+      for (const h of hits) merged.set(key(h), { ...h, relevance: h.relevance / max1 });
+      for (const h of fb) {
+        const add = (rk.prfWeight * h.relevance) / max2;
+        const prior = merged.get(key(h));
+        if (prior) prior.relevance += add;
+        else merged.set(key(h), { ...h, relevance: add });
+      }
+      hits = [...merged.values()];
+    }
+  }
+  const window = rk.temporal ? timeWindow(rk.query, rk.now) : null;
+  if (window) {
+    hits = hits.map((h) =>
+      h.view.valid_from >= window.from && h.view.valid_from <= window.to
+        ? { ...h, relevance: h.relevance * (1 + rk.temporalBoost) }
+        : h,
+    );
+  }
+  return hits;
 }
 
 async function exclusionTrace(

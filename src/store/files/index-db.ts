@@ -163,18 +163,27 @@ export class IndexDb {
 
   private readonly searchCache = new Map<number, Database.Statement>();
 
+  /**
+   * Eligible candidates, best first. FTS5 ranks its matches first (only rowids and scores are
+   * sorted, never the stored documents), then the best `inner` of them are joined to their rows
+   * and the eligibility predicate applied; when too few survive and more matches exist, the
+   * query runs again without the inner cut, so the result is the same as the unbounded query.
+   */
   search(terms: QueryTerm[], q: Eligibility, limit: number): SearchHit[] {
     const match = ftsMatchExpression(terms);
     if (match === null || q.scopes.length === 0) return [];
     let stmt = this.searchCache.get(q.scopes.length);
     if (!stmt) {
       const placeholders = q.scopes.map((_, i) => `@s${i}`).join(', ');
-      stmt = this.db.prepare(`SELECT r.rowid, r.doc, bm25(fts, 4.0, 1.0, 2.0) AS bm, w.w AS w
-        FROM fts JOIN rev r ON r.rowid = fts.rowid LEFT JOIN weight w ON w.id = r.id
-        WHERE fts MATCH @match AND r.scope IN (${placeholders}) AND ${ELIGIBLE}
-        ORDER BY bm LIMIT @limit`);
+      stmt = this.db.prepare(`SELECT r.rowid, r.doc, f.bm AS bm, w.w AS w
+        FROM (SELECT rowid, bm25(fts, 4.0, 1.0, 2.0) AS bm FROM fts WHERE fts MATCH @match
+              ORDER BY bm LIMIT @inner) f
+        JOIN rev r ON r.rowid = f.rowid LEFT JOIN weight w ON w.id = r.id
+        WHERE r.scope IN (${placeholders}) AND ${ELIGIBLE}
+        ORDER BY f.bm LIMIT @limit`);
       this.searchCache.set(q.scopes.length, stmt);
     }
+    const inner = Math.max(limit * 4, 200);
     const params: Record<string, unknown> = {
       match,
       k: q.knownAt ?? FAR_FUTURE,
@@ -183,9 +192,22 @@ export class IndexDb {
       incq: q.includeQuarantined ? 1 : 0,
       mintrust: trustRank(q.minTrust),
       limit,
+      inner,
     };
     q.scopes.forEach((s, i) => (params[`s${i}`] = s));
-    return (stmt.all(params) as RevRow[]).map(toHit);
+    let rows = stmt.all(params) as RevRow[];
+    if (rows.length < limit && this.matchesAtLeast(match, inner)) {
+      // Many of the best matches were ineligible: look at every match instead.
+      rows = stmt.all({ ...params, inner: -1 }) as RevRow[];
+    }
+    return rows.map(toHit);
+  }
+
+  private matchesAtLeast(match: string, n: number): boolean {
+    const row = this.db
+      .prepare('SELECT count(*) AS n FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)')
+      .get(match, n) as { n: number };
+    return row.n >= n;
   }
 
   nearest(terms: QueryTerm[], limit: number): SearchHit[] {

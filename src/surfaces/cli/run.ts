@@ -10,6 +10,7 @@ import type { ReadLevel } from '../../engine/read.js';
 import { agentSessionMarker } from '../agent-env.js';
 import { openEngine } from '../open.js';
 import { registerAgentCommands } from './agent-commands.js';
+import { registerBench } from './bench.js';
 import { registerHostCommands } from './host-commands.js';
 import { day, formatRecall, table } from './format.js';
 import { registerReview } from './review.js';
@@ -459,6 +460,7 @@ export function buildProgram(c: CliContext): Command {
     });
 
   registerAgentCommands(c);
+  registerBench(c);
   return program;
 }
 

@@ -1,0 +1,118 @@
+// End to end: `mneme bench longmemeval` on a two-question fixture (not the real data), through
+// the real binary, with --out into a temp directory: the metric keys, the per-question
+// outcomes, and nothing written into the repository.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const bin = path.join(root, 'bin', 'mneme.js');
+
+const session = (user: string, assistant: string) => [
+  { role: 'user', content: user },
+  { role: 'assistant', content: assistant },
+];
+
+const fixture = [
+  {
+    question_id: 'q1',
+    question_type: 'single-session-user',
+    question: 'What colour is my new bicycle?',
+    question_date: '2023/05/30 (Tue) 23:40',
+    answer: 'red',
+    answer_session_ids: ['s-bike'],
+    haystack_dates: ['2023/05/20 (Sat) 02:21', '2023/05/21 (Sun) 10:00', '2023/05/22 (Mon) 09:00'],
+    haystack_session_ids: ['s-cake', 's-bike', 's-tax'],
+    haystack_sessions: [
+      session('How long should I bake a lemon cake?', 'About 40 minutes at 180C.'),
+      session('I bought a new bicycle, a red one, for commuting.', 'Nice, enjoy the rides.'),
+      session('When are tax returns due?', 'Usually in April.'),
+    ],
+  },
+  {
+    question_id: 'q2_abs',
+    question_type: 'multi-session',
+    question: 'How many violins do I own?',
+    question_date: '2023/06/01 (Thu) 10:00',
+    answer: 'not mentioned',
+    answer_session_ids: ['s-tax'],
+    haystack_dates: ['2023/05/20 (Sat) 02:21', '2023/05/22 (Mon) 09:00'],
+    haystack_session_ids: ['s-cake', 's-tax'],
+    haystack_sessions: [
+      session('Lemon cake recipe please', 'Here it is.'),
+      session('Tax returns question', 'Sure.'),
+    ],
+  },
+];
+
+test('bench longmemeval --json --out writes the result with the documented metric keys', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-bench-test-'));
+  try {
+    const data = path.join(dir, 'two.json.gz');
+    fs.writeFileSync(data, zlib.gzipSync(JSON.stringify(fixture)));
+    const out = path.join(dir, 'out', 'result.json');
+    const before = fs.existsSync(path.join(root, 'bench', 'results'))
+      ? fs.readdirSync(path.join(root, 'bench', 'results')).sort()
+      : [];
+    const r = spawnSync(
+      process.execPath,
+      [bin, 'bench', 'longmemeval', '--data', data, '--out', out, '--json'],
+      { encoding: 'utf8', env: { ...process.env, MNEME_HOME: path.join(dir, 'home') } },
+    );
+    assert.equal(r.status, 0, r.stderr);
+    const printed = JSON.parse(r.stdout) as Record<string, unknown>;
+    const written = JSON.parse(fs.readFileSync(out, 'utf8')) as typeof printed;
+    assert.deepEqual(written.metrics, printed.metrics);
+    const metrics = written.metrics as Record<string, number>;
+    assert.deepEqual(Object.keys(metrics).sort(), [
+      'mrr',
+      'ndcg@10',
+      'recall_all@10',
+      'recall_all@5',
+      'recall_any@10',
+      'recall_any@5',
+    ]);
+    // One scored question (q1); the abstention question is reported apart.
+    assert.equal(written.n, 1);
+    assert.equal(metrics['recall_any@5'], 1);
+    assert.equal(metrics.mrr, 1);
+    assert.deepEqual(Object.keys(written.by_type as object), ['single-session-user']);
+    assert.equal((written.abstention as { n: number }).n, 1);
+    const qs = written.questions as { question_id: string; top10: string[] }[];
+    assert.equal(qs[0]!.question_id, 'q1');
+    assert.equal(qs[0]!.top10[0], 's-bike');
+    assert.ok(!qs[0]!.top10.includes('s-cake'), 'a session sharing no word is not retrieved');
+    assert.equal(typeof written.git_commit === 'string' || written.git_commit === null, true);
+    assert.equal(typeof (written.machine as { cores: number }).cores, 'number');
+    // --out writes there and nowhere else.
+    const after = fs.existsSync(path.join(root, 'bench', 'results'))
+      ? fs.readdirSync(path.join(root, 'bench', 'results')).sort()
+      : [];
+    assert.deepEqual(after, before);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('bench locomo refuses a file of the wrong shape with a hint', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-bench-test-'));
+  try {
+    const data = path.join(dir, 'bad.json');
+    fs.writeFileSync(data, JSON.stringify({ not: 'a list' }));
+    const r = spawnSync(
+      process.execPath,
+      [bin, 'bench', 'locomo', '--data', data, '--out', path.join(dir, 'o.json')],
+      { encoding: 'utf8' },
+    );
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /not a LoCoMo file/);
+    assert.ok(!fs.existsSync(path.join(dir, 'o.json')));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,45 @@
+// The lexical ranker's pure parts: time windows named by queries, feedback terms, proximity.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { feedbackTerms } from '../src/core/ranking.js';
+import {
+  STOP_WORDS,
+  ftsMatchExpression,
+  queryTerms,
+  timeWindow,
+  withProximity,
+} from '../src/core/text.js';
+
+const now = '2023-06-30T12:00:00.000Z';
+
+test('a query naming a period gets a window around it; one naming none gets null', () => {
+  const w = timeWindow('What did I buy three weeks ago?', now)!;
+  // 21 days back is 9 June 12:00; ± 3.5 days.
+  assert.equal(w.from, '2023-06-06T00:00:00.000Z');
+  assert.equal(w.to, '2023-06-13T00:00:00.000Z');
+  const may = timeWindow('Which concerts did I attend in May?', now)!;
+  assert.deepEqual(may, { from: '2023-05-01T00:00:00.000Z', to: '2023-06-01T00:00:00.000Z' });
+  const past = timeWindow('trips in the past two months', now)!;
+  assert.ok(past.from < '2023-05-01' && past.to > now);
+  assert.equal(timeWindow('What degree did I graduate with?', now), null);
+});
+
+test('feedback terms are words the best matches share, never the query or stop words', () => {
+  const docs = [
+    ['violin', 'lesson', 'teacher', 'the', 'bow'],
+    ['violin', 'teacher', 'recital', 'with'],
+    ['guitar', 'teacher', 'violin'],
+  ];
+  const terms = feedbackTerms(docs, new Set(['violin']), STOP_WORDS, 5);
+  assert.deepEqual(terms, ['teacher']);
+  assert.ok(!terms.includes('violin') && !terms.includes('the'));
+});
+
+test('proximity groups render as NEAR next to the plain terms', () => {
+  const terms = queryTerms('red bicycle commute');
+  assert.equal(
+    ftsMatchExpression(withProximity(terms, 5)),
+    '"red" OR "bicycle" OR "commute" OR NEAR("red" "bicycle", 5) OR NEAR("bicycle" "commute", 5)',
+  );
+  assert.equal(ftsMatchExpression(terms), '"red" OR "bicycle" OR "commute"');
+});

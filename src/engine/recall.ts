@@ -93,6 +93,7 @@ export async function recall(
     ...rankerOptions(opts.ranker),
     now,
     query,
+    want: limit,
   });
   const best = new Map<string, { hit: (typeof hits)[number]; parts: ScoreParts }>();
   for (const hit of hits) {
@@ -160,10 +161,15 @@ async function lexicalHits(
   terms: QueryTerm[],
   eligibility: Eligibility,
   pool: number,
-  rk: RankerOptions & { now: string; query: string },
+  rk: RankerOptions & { now: string; query: string; want: number },
 ): Promise<SearchHit[]> {
   const searchTerms = rk.proximity > 0 ? withProximity(terms, rk.proximity) : terms;
-  let hits = await ctx.store.search({ terms: searchTerms, eligibility, limit: pool });
+  let hits = await ctx.store.search({
+    terms: searchTerms,
+    eligibility,
+    limit: pool,
+    want: rk.want,
+  });
   if (rk.prf && hits.length >= 2) {
     const top = hits
       .slice(0, rk.prfDocs)
@@ -175,6 +181,8 @@ async function lexicalHits(
         terms: extra.map((text) => ({ text, phrase: false })),
         eligibility,
         limit: pool,
+        // Feedback only boosts; it need not fill the page, so its query stays narrow.
+        want: 0,
       });
       const max1 = Math.max(...hits.map((h) => h.relevance), 1e-9);
       const max2 = Math.max(...fb.map((h) => h.relevance), 1e-9);

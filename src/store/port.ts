@@ -14,6 +14,11 @@ export interface SearchRequest {
   eligibility: Eligibility;
   /** Size of the candidate pool handed to the ranker. */
   limit: number;
+  /**
+   * How many results the caller will show. An adapter may narrow the candidate query (e.g.
+   * leave out very common terms) only while it still finds at least this many eligible rows.
+   */
+  want?: number;
 }
 
 export interface SearchHit {

@@ -340,7 +340,7 @@ export class FileStore implements Store {
   }
 
   async search(req: SearchRequest): Promise<SearchHit[]> {
-    return this.index.search(req.terms, req.eligibility, req.limit);
+    return this.index.search(req.terms, req.eligibility, req.limit, req.want ?? req.limit);
   }
 
   async nearest(terms: QueryTerm[], limit: number): Promise<SearchHit[]> {

@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { stemmer } from 'stemmer';
 import type { Eligibility } from '../../core/eligibility.js';
 import type { JournalEntry } from '../../core/journal.js';
 import { FAR_FUTURE } from '../../core/time.js';
@@ -29,6 +30,7 @@ CREATE INDEX IF NOT EXISTS rev_current ON rev(scope) WHERE is_current = 1;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
   abstract, body, extra, tokenize = 'porter unicode61 remove_diacritics 2'
 );
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row');
 CREATE TABLE IF NOT EXISTS idem(key TEXT PRIMARY KEY, entry TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS weight(id TEXT PRIMARY KEY, w REAL NOT NULL);
 `;
@@ -52,8 +54,17 @@ interface RevRow {
   w: number | null;
 }
 
+/**
+ * Tiers of candidate rows a narrowed query may touch: the rarest terms first, widening until
+ * enough eligible rows are found, and finally every term.
+ */
+const PRUNE_BUDGETS = [300, 3000, Infinity];
+
 export class IndexDb {
   readonly db: Database.Database;
+  private readonly dfCache = new Map<string, { df: number; seq: number }>();
+  private dfSeq = 0;
+  private dfVocab: Database.Statement<[string], { doc: number }> | undefined;
   private readonly stmts;
 
   constructor(file: string) {
@@ -108,6 +119,7 @@ export class IndexDb {
 
   /** Replaces the rows of one lineage: the only rows a write touches. */
   replaceLineage(views: readonly RevisionView[]): void {
+    this.dfSeq++;
     const id = views[0]?.id;
     if (!id) return;
     for (const { rowid } of this.stmts.rowids.all(id)) this.stmts.delFts.run(rowid);
@@ -169,21 +181,45 @@ export class IndexDb {
    * and the eligibility predicate applied; when too few survive and more matches exist, the
    * query runs again without the inner cut, so the result is the same as the unbounded query.
    */
-  search(terms: QueryTerm[], q: Eligibility, limit: number): SearchHit[] {
+  /**
+   * Eligible candidates, best lexical match first. The scope and eligibility predicates sit in
+   * the same statement as the MATCH, so bm25 is computed only for rows that passed them.
+   * Very common terms are left out of the candidate query when rarer ones are present (their
+   * IDF adds almost nothing, and scoring thousands of rows is what makes a query slow); if that
+   * leaves too few eligible results, the full query runs.
+   */
+  search(terms: QueryTerm[], q: Eligibility, limit: number, want = limit): SearchHit[] {
+    if (q.scopes.length === 0) return [];
+    let rows: RevRow[] = [];
+    let tried = 0;
+    // want = 0: the caller only wants boosts from rare terms, never a widened query.
+    for (const budget of want === 0 ? PRUNE_BUDGETS.slice(0, 1) : PRUNE_BUDGETS) {
+      const pruned = this.pruneCommonTerms(terms, budget);
+      if (pruned.length === tried) continue; // same query as the previous tier
+      tried = pruned.length;
+      rows = this.runSearch(pruned, q, limit);
+      if (rows.length >= want || pruned.length === terms.length) break;
+    }
+    return rows.map(toHit);
+  }
+
+  private runSearch(terms: QueryTerm[], q: Eligibility, limit: number): RevRow[] {
     const match = ftsMatchExpression(terms);
-    if (match === null || q.scopes.length === 0) return [];
+    if (match === null) return [];
     let stmt = this.searchCache.get(q.scopes.length);
     if (!stmt) {
       const placeholders = q.scopes.map((_, i) => `@s${i}`).join(', ');
-      stmt = this.db.prepare(`SELECT r.rowid, r.doc, f.bm AS bm, w.w AS w
-        FROM (SELECT rowid, bm25(fts, 4.0, 1.0, 2.0) AS bm FROM fts WHERE fts MATCH @match
-              ORDER BY bm LIMIT @inner) f
-        JOIN rev r ON r.rowid = f.rowid LEFT JOIN weight w ON w.id = r.id
-        WHERE r.scope IN (${placeholders}) AND ${ELIGIBLE}
-        ORDER BY f.bm LIMIT @limit`);
+      // The ranked inner query carries only rowids and scores; documents are joined for the
+      // few rows that survive the LIMIT.
+      stmt = this.db.prepare(`SELECT x.rowid, d.doc, x.bm, w.w AS w FROM (
+          SELECT r.rowid AS rowid, bm25(fts, 4.0, 1.0, 2.0) AS bm
+          FROM fts JOIN rev r ON r.rowid = fts.rowid
+          WHERE fts MATCH @match AND r.scope IN (${placeholders}) AND ${ELIGIBLE}
+          ORDER BY bm LIMIT @limit) x
+        JOIN rev d ON d.rowid = x.rowid LEFT JOIN weight w ON w.id = d.id
+        ORDER BY x.bm`);
       this.searchCache.set(q.scopes.length, stmt);
     }
-    const inner = Math.max(limit * 4, 200);
     const params: Record<string, unknown> = {
       match,
       k: q.knownAt ?? FAR_FUTURE,
@@ -192,22 +228,37 @@ export class IndexDb {
       incq: q.includeQuarantined ? 1 : 0,
       mintrust: trustRank(q.minTrust),
       limit,
-      inner,
     };
     q.scopes.forEach((s, i) => (params[`s${i}`] = s));
-    let rows = stmt.all(params) as RevRow[];
-    if (rows.length < limit && this.matchesAtLeast(match, inner)) {
-      // Many of the best matches were ineligible: look at every match instead.
-      rows = stmt.all({ ...params, inner: -1 }) as RevRow[];
-    }
-    return rows.map(toHit);
+    return stmt.all(params) as RevRow[];
   }
 
-  private matchesAtLeast(match: string, n: number): boolean {
-    const row = this.db
-      .prepare('SELECT count(*) AS n FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)')
-      .get(match, n) as { n: number };
-    return row.n >= n;
+  /** Document frequency of a (stemmed) term, cached per process; approximate is enough here. */
+  private termDf(stem: string): number {
+    const cached = this.dfCache.get(stem);
+    if (cached !== undefined && cached.seq + 500 > this.dfSeq) return cached.df;
+    this.dfVocab ??= this.db.prepare<[string], { doc: number }>(
+      'SELECT doc FROM fts_vocab WHERE term = ?',
+    );
+    const df = this.dfVocab.get(stem)?.doc ?? 0;
+    this.dfCache.set(stem, { df, seq: this.dfSeq });
+    return df;
+  }
+
+  private pruneCommonTerms(terms: QueryTerm[], budget: number): QueryTerm[] {
+    if (budget === Infinity) return terms;
+    const scored = terms.map((t) => ({ t, df: t.phrase ? 0 : this.termDf(stemmer(t.text)) }));
+    const total = scored.reduce((a, x) => a + x.df, 0);
+    if (total <= budget) return terms;
+    scored.sort((a, b) => a.df - b.df);
+    const kept: QueryTerm[] = [];
+    let sum = 0;
+    for (const x of scored) {
+      if (sum + x.df > budget) break;
+      kept.push(x.t);
+      sum += x.df;
+    }
+    return kept;
   }
 
   nearest(terms: QueryTerm[], limit: number): SearchHit[] {

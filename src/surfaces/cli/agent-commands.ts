@@ -4,14 +4,11 @@
 import { Option } from 'commander';
 import { MnemeError } from '../../core/errors.js';
 import { isHost, safeSessionName, type Host } from '../../core/transcript.js';
-import { distillSession, type DistillReport } from '../../engine/distill.js';
-import { trace } from '../../engine/trace.js';
+import type { DistillReport } from '../../engine/distill.js';
 import { SessionFiles } from '../../store/files/session-files.js';
 import type { SessionMeta, SessionRef } from '../../store/sessions.js';
-import { distillSettings, makeExecutor } from '../distill/executors.js';
 import { appendHookLog } from '../hooks/hook-log.js';
 import { HOOK_EVENTS, type HookEvent } from '../hooks/payload.js';
-import { runHook } from '../hooks/run-hook.js';
 import {
   flightFiles,
   release,
@@ -83,6 +80,7 @@ export function registerAgentCommands(c: CliContext): void {
       );
       try {
         const stdin = await readStdin();
+        const { runHook } = await import('../hooks/run-hook.js');
         const { stdout } = await runHook({
           event: ev,
           host,
@@ -142,6 +140,8 @@ export function registerAgentCommands(c: CliContext): void {
           });
         const root = storeHome({ store: c.globals().store, env: c.io.env });
         const sessions = new SessionFiles(root);
+        const { distillSettings, makeExecutor } = await import('../distill/executors.js');
+        const { distillSession } = await import('../../engine/distill.js');
         const settings = distillSettings(c.io.env, { executor: o.executor, command: o.command });
         const targets: SessionRef[] = o.session
           ? [{ host: o.host, session: safeSessionName(o.session) }]
@@ -236,6 +236,7 @@ export function registerAgentCommands(c: CliContext): void {
     .action(async (id: string) => {
       const engine = await c.engine();
       const root = storeHome({ store: c.globals().store, env: c.io.env });
+      const { trace } = await import('../../engine/trace.js');
       const t = await trace(engine.ctx, id, new SessionFiles(root));
       c.out(t, () => {
         const out: string[] = [];

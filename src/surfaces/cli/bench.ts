@@ -6,10 +6,11 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { MnemeError } from '../../core/errors.js';
 import { DEFAULT_RANKER, type RankerOptions } from '../../core/ranking.js';
-import { runLocomo } from '../../bench/locomo.js';
-import { runLongMemEval } from '../../bench/longmemeval.js';
-import { envelope, regenerateDocs, writeDefault, type RunEnvelope } from '../../bench/results.js';
-import { REPO_ROOT, runScale } from '../../bench/scale.js';
+import type { RunEnvelope } from '../../bench/results.js';
+
+// The harness is loaded only when a bench command runs, so everyday commands start fast.
+const results = () => import('../../bench/results.js');
+const scale = () => import('../../bench/scale.js');
 import type { CliContext } from './run.js';
 import { table } from './format.js';
 
@@ -62,7 +63,7 @@ function common(cmd: Command): Command {
     .option('--ranker <key=value>', 'ranker switch, e.g. prf=off (repeatable)', parseRanker);
 }
 
-function finish(
+async function finish(
   c: CliContext,
   argv: string[],
   o: Common,
@@ -76,6 +77,8 @@ function finish(
           .map(([k, v]) => `${k}-${String(v)}`)
           .join('_')
       : 'default');
+  const { envelope, regenerateDocs, writeDefault } = await results();
+  const { REPO_ROOT } = await scale();
   const run: RunEnvelope = envelope(result, {
     label,
     command: ['mneme', 'bench', ...argv].join(' '),
@@ -112,7 +115,9 @@ export function registerBench(c: CliContext): void {
   bench
     .command('docs')
     .description('regenerate docs/benchmarks.md from the committed result files')
-    .action(() => {
+    .action(async () => {
+      const { regenerateDocs } = await results();
+      const { REPO_ROOT } = await scale();
       const file = regenerateDocs(REPO_ROOT);
       c.out({ docs: file }, () => `regenerated ${path.relative(process.cwd(), file)}`);
     });
@@ -129,12 +134,13 @@ export function registerBench(c: CliContext): void {
         parsePositive('--passage-bytes'),
       ),
   ).action(async (o: Common & { data: string; limit?: number; passageBytes?: number }) => {
+    const { runLongMemEval } = await import('../../bench/longmemeval.js');
     const r = await runLongMemEval(
       o.data,
       { limit: o.limit, passageBytes: o.passageBytes, ranker: o.ranker },
       c.io.stderr,
     );
-    finish(c, ['longmemeval', ...argvOf()], o, r, () =>
+    await finish(c, ['longmemeval', ...argvOf()], o, r, () =>
       metricsTable(
         [['all', { ...r.metrics, n: r.n }], ...Object.entries(r.by_type)],
         Object.keys(r.metrics),
@@ -159,12 +165,13 @@ export function registerBench(c: CliContext): void {
         'invalid',
         `--granularity must be turn or session, not "${o.granularity}"`,
       );
+    const { runLocomo } = await import('../../bench/locomo.js');
     const r = await runLocomo(
       o.data,
       { granularity: o.granularity, context: o.context, ranker: o.ranker },
       c.io.stderr,
     );
-    finish(c, ['locomo', ...argvOf()], o, r, () =>
+    await finish(c, ['locomo', ...argvOf()], o, r, () =>
       [
         metricsTable(
           [['all', { ...r.metrics, n: r.n }], ...Object.entries(r.by_category)],
@@ -186,12 +193,13 @@ export function registerBench(c: CliContext): void {
       .option('--no-durable', 'skip fsync on writes (the default measures durable writes)'),
   ).action(async (o: Common & { n?: number[]; workload?: string; durable: boolean }) => {
     if (o.n && o.workload) throw new MnemeError('invalid', 'pass --n or --workload, not both');
+    const { runScale } = await scale();
     const r = await runScale(
       { ns: o.workload ? undefined : (o.n ?? [1000, 10000]), workload: o.workload },
       { ranker: o.ranker, durable: o.durable },
       c.io.stderr,
     );
-    finish(c, ['scale', ...argvOf()], o, r, () => {
+    await finish(c, ['scale', ...argvOf()], o, r, () => {
       const keys = Object.keys(r.metrics);
       return table([
         ['metric', ...Object.keys(r.by_n).map((n) => `N=${n}`)],

@@ -9,7 +9,6 @@ import { openEngine, storeHome } from '../open.js';
 import { findRepoRoot } from '../project.js';
 import type { Check } from '../setup/doctor.js';
 import { HOSTS, resolveInvocation, type Host } from '../setup/hosts.js';
-import { runSetup } from '../setup/setup.js';
 import { ExitCode, type CliContext } from './run.js';
 
 const homeOf = (env: NodeJS.ProcessEnv) => env.HOME || os.homedir();
@@ -36,7 +35,7 @@ export function registerHostCommands(c: CliContext): void {
     .option('--prompt-hook', 'also install the UserPromptSubmit hook (off by default)')
     .argument('<host>', HOSTS.join(' | '))
     .action(
-      (
+      async (
         host: string,
         o: { project?: boolean; uninstall?: boolean; dryRun?: boolean; promptHook?: boolean },
       ) => {
@@ -47,6 +46,7 @@ export function registerHostCommands(c: CliContext): void {
         const store = c.globals().store;
         const serverEnv: Record<string, string> = {};
         if (store || io.env.MNEME_HOME) serverEnv.MNEME_HOME = storeHome({ store, env: io.env });
+        const { runSetup } = await import('../setup/setup.js');
         const r = runSetup({
           host: host as Host,
           scope: o.project ? 'project' : 'user',

@@ -73,6 +73,7 @@ export class PostgresStore implements Store {
     readonly pool: pg.Pool,
     private readonly location: string,
     opts: PostgresStoreOptions,
+    private readonly ownsPool: boolean,
   ) {
     this.tenant = opts.tenant;
     this.lockTimeoutMs = opts.lockTimeoutMs ?? 30_000;
@@ -94,7 +95,19 @@ export class PostgresStore implements Store {
       await pool.end().catch(() => {});
       throw e instanceof MnemeError ? e : connectionError(e, url);
     }
-    return new PostgresStore(pool, redactUrl(url), opts);
+    return new PostgresStore(pool, redactUrl(url), opts, true);
+  }
+
+  /**
+   * A store for one tenant over a pool shared with other tenants (a server resolving tenants
+   * from tokens). The caller has migrated the database and checked the tenant; close() leaves
+   * the pool open.
+   */
+  static forTenant(
+    pool: pg.Pool,
+    opts: PostgresStoreOptions & { location?: string },
+  ): PostgresStore {
+    return new PostgresStore(pool, opts.location ?? 'postgres', opts, false);
   }
 
   /** The connection of the write transaction this call runs in, else the pool. */
@@ -616,7 +629,7 @@ export class PostgresStore implements Store {
 
   async close(): Promise<void> {
     await this.queue.catch(() => {});
-    await this.pool.end();
+    if (this.ownsPool) await this.pool.end();
   }
 }
 

@@ -2,9 +2,11 @@
 // stored only as its sha256 (enough for a high-entropy secret: there is nothing to brute-force);
 // it maps to one tenant and optionally a project allow-list. The HTTP layer calls resolveToken.
 import { randomBytes } from 'node:crypto';
-import type pg from 'pg';
+import pg from 'pg';
 import { MnemeError } from '../../core/errors.js';
 import { sha256 } from '../../core/hash.js';
+import { connectionError } from './errors.js';
+import { migrate } from './schema.js';
 
 export const TENANT_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const TOKEN_PREFIX = 'mnm_';
@@ -71,4 +73,20 @@ export async function resolveToken(db: Queryable, token: string): Promise<TokenG
   );
   const row = rows[0];
   return row ? { tenant: row.tenant_id, projects: row.projects } : null;
+}
+
+/** Runs fn with a migrated database (administration commands: tenants, tokens). */
+export async function withDatabase<T>(url: string, fn: (db: pg.Pool) => Promise<T>): Promise<T> {
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  pool.on('error', () => {});
+  try {
+    try {
+      await migrate(pool);
+    } catch (e) {
+      throw e instanceof MnemeError ? e : connectionError(e, url);
+    }
+    return await fn(pool);
+  } finally {
+    await pool.end().catch(() => {});
+  }
 }

@@ -10,6 +10,7 @@ import type { ReadLevel } from '../../engine/read.js';
 import { agentSessionMarker } from '../agent-env.js';
 import { openEngine } from '../open.js';
 import { day, formatRecall, table } from './format.js';
+import { registerTeam } from './team.js';
 
 export interface Io {
   stdout: (s: string) => void;
@@ -31,6 +32,8 @@ export const EXIT: Record<ErrorCode, number> = {
 export interface Globals {
   json?: boolean;
   store?: string;
+  db?: string;
+  tenant?: string;
 }
 
 export interface CliContext {
@@ -479,6 +482,8 @@ export async function run(
     engine: async () => {
       engine ??= await openEngine({
         store: globals().store,
+        db: globals().db,
+        tenant: globals().tenant,
         cwd: io.cwd,
         env: io.env,
         surface: marker ? 'agent' : 'human',
@@ -490,6 +495,7 @@ export async function run(
       io.stdout(`${globals().json ? JSON.stringify(json, null, 2) : human()}\n`),
   };
   buildProgram(c);
+  registerTeam(c);
   extend?.(c);
   try {
     await program.parseAsync(argv, { from: 'user' });

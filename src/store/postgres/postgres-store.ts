@@ -4,6 +4,7 @@
 // advisory lock, and runs fn with that connection in async-local context, so the reads and
 // commits inside fn see one consistent state and every instance's writers queue on one lock.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { MnemeError } from '../../core/errors.js';
 import {
@@ -56,7 +57,7 @@ export interface PostgresStoreOptions {
 
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
-/** Advisory lock class for per-tenant write locks (the object id is hashtext(tenant)). */
+/** Advisory lock class for per-tenant write locks (the object id is a hash of the tenant). */
 const WRITE_LOCK_CLASS = 0x6d6e6d77; // "mnmw"
 
 /** ts_rank_cd weights {D, C, B, A}: abstract 4 : tags/fields 2 : body 1, as the FTS5 bm25 call. */
@@ -68,6 +69,8 @@ export class PostgresStore implements Store {
   private readonly tx = new AsyncLocalStorage<pg.PoolClient>();
   private queue: Promise<unknown> = Promise.resolve();
   private readonly lockTimeoutMs: number;
+  /** The tenant's advisory lock id (a hash collision only makes two tenants queue together). */
+  private readonly lockKey: number;
 
   private constructor(
     readonly pool: pg.Pool,
@@ -76,6 +79,7 @@ export class PostgresStore implements Store {
     private readonly ownsPool: boolean,
   ) {
     this.tenant = opts.tenant;
+    this.lockKey = createHash('sha256').update(opts.tenant).digest().readInt32BE(0);
     this.lockTimeoutMs = opts.lockTimeoutMs ?? 30_000;
   }
 
@@ -149,13 +153,13 @@ export class PostgresStore implements Store {
     let broken = false;
     try {
       // READ COMMITTED on purpose: each statement after the lock sees every earlier writer.
-      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-      await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(this.lockTimeoutMs))}`);
+      // One round trip; the SQL holds only numbers computed here, never text from a caller.
       try {
-        await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [
-          WRITE_LOCK_CLASS,
-          this.tenant,
-        ]);
+        await client.query(
+          `BEGIN ISOLATION LEVEL READ COMMITTED;
+           SET LOCAL lock_timeout = ${Math.max(1, Math.floor(this.lockTimeoutMs))};
+           SELECT pg_advisory_xact_lock(${WRITE_LOCK_CLASS}, ${this.lockKey})`,
+        );
       } catch (e) {
         throw pgError(e);
       }
@@ -175,11 +179,11 @@ export class PostgresStore implements Store {
   async commit(req: CommitRequest): Promise<JournalEntry> {
     const client = this.tx.getStore();
     if (!client) throw new MnemeError('internal', 'commit called without the store lock');
+    // Not released after success (saves a round trip): COMMIT releases them all, and a later
+    // ROLLBACK TO goes back to the newest savepoint of that name only.
     await client.query('SAVEPOINT mneme_commit');
     try {
-      const entry = await this.commitIn(client, req);
-      await client.query('RELEASE SAVEPOINT mneme_commit');
-      return entry;
+      return await this.commitIn(client, req);
     } catch (e) {
       // Keep the surrounding transaction usable (the engine journals the refusal next).
       await client.query('ROLLBACK TO SAVEPOINT mneme_commit');
@@ -212,8 +216,11 @@ export class PostgresStore implements Store {
     };
     const entry = chainEntry(head, body);
     await c.query(
-      `INSERT INTO journal(tenant_id, seq, at, op, actor_kind, target_id, idem, entry)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      `WITH j AS (
+         INSERT INTO journal(tenant_id, seq, at, op, actor_kind, target_id, idem, entry)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING tenant_id, seq)
+       INSERT INTO journal_head(tenant_id, seq, hash) SELECT tenant_id, seq, $9 FROM j
+       ON CONFLICT (tenant_id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash`,
       [
         t,
         entry.seq,
@@ -223,12 +230,8 @@ export class PostgresStore implements Store {
         entry.target?.id ?? null,
         entry.idem,
         JSON.stringify(entry),
+        entry.hash,
       ],
-    );
-    await c.query(
-      `INSERT INTO journal_head(tenant_id, seq, hash) VALUES ($1, $2, $3)
-       ON CONFLICT (tenant_id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash`,
-      [t, entry.seq, entry.hash],
     );
     if (req.tombstone) {
       const [event, scope, key, doc] =
@@ -259,39 +262,41 @@ export class PostgresStore implements Store {
    * 11). The memories row carries the optimistic check: rev N is written only over rev N-1.
    */
   private async writeRevision(c: pg.PoolClient, r: Revision): Promise<void> {
-    const t = this.tenant;
-    const before = await this.lineageRevisions(c, r.id);
+    const before = r.rev === 1 ? [] : await this.lineageRevisions(c, r.id);
     const views = deriveLineage([...before, r]);
-    if (r.rev === 1) {
-      await c.query(
-        `INSERT INTO memories(tenant_id, id, scope, type, slug, current_rev, status)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [t, r.id, r.scope, r.type, r.slug, r.rev, r.status],
-      );
-    } else {
-      const moved = await c.query(
-        `UPDATE memories SET scope = $3, type = $4, slug = $5, current_rev = $6, status = $7
-         WHERE tenant_id = $1 AND id = $2 AND current_rev = $8`,
-        [t, r.id, r.scope, r.type, r.slug, r.rev, r.status, r.rev - 1],
-      );
-      if (moved.rowCount !== 1) {
-        throw new MnemeError(
-          'conflict',
-          `stale revision: ${r.id} is no longer at rev ${r.rev - 1}`,
-          { hint: `read it again (\`mneme read ${r.id}\`) and retry` },
-        );
-      }
-    }
-    const p = new Params();
-    const cols = ROW_COLUMNS.join(', ');
     const fresh = views[views.length - 1]!;
-    const placeholders = [t, fresh.id, fresh.rev, ...rowValues(fresh, docOf(r))].map((v) =>
-      p.add(v),
-    );
-    await c.query(
-      `INSERT INTO revisions(tenant_id, id, rev, ${cols}) VALUES (${placeholders.join(', ')})`,
+    const p = new Params();
+    const [t, id, rev, scope, type, slug, status] = [
+      this.tenant,
+      r.id,
+      r.rev,
+      r.scope,
+      r.type,
+      r.slug,
+      r.status,
+    ].map((v) => p.add(v));
+    // The memories row is written in the same statement: a new lineage inserts it (a duplicate
+    // id or a live slug taken by a concurrent writer is a unique violation), a later revision
+    // moves it from rev N-1 to N — or matches nothing, and then no revision row is inserted.
+    const memory =
+      r.rev === 1
+        ? `INSERT INTO memories(tenant_id, id, scope, type, slug, current_rev, status)
+           VALUES (${t}, ${id}, ${scope}, ${type}, ${slug}, ${rev}, ${status}) RETURNING id`
+        : `UPDATE memories SET scope = ${scope}, type = ${type}, slug = ${slug},
+             current_rev = ${rev}, status = ${status}
+           WHERE tenant_id = ${t} AND id = ${id} AND current_rev = ${rev}::int - 1 RETURNING id`;
+    const values = rowValues(fresh, docOf(r)).map((v) => p.add(v));
+    const inserted = await c.query(
+      `WITH m AS (${memory})
+       INSERT INTO revisions(tenant_id, id, rev, ${ROW_COLUMNS.join(', ')})
+       SELECT ${t}, ${id}, ${rev}, ${values.join(', ')} FROM m`,
       p.values,
     );
+    if (inserted.rowCount !== 1) {
+      throw new MnemeError('conflict', `stale revision: ${r.id} is no longer at rev ${r.rev - 1}`, {
+        hint: `read it again (\`mneme read ${r.id}\`) and retry`,
+      });
+    }
     await this.updateRows(c, views.slice(0, -1));
   }
 

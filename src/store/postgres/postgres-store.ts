@@ -66,6 +66,11 @@ const RANK = `ts_rank_cd('{0.1, 0.25, 0.5, 1.0}', r.tsv, tq.q, 1)`;
 export class PostgresStore implements Store {
   readonly backend = 'postgres';
   readonly tenant: string;
+  /**
+   * Whether the server offers pgvector (feature-detected on open). The vector arm is not wired
+   * into recall yet (no embedder in the engine); until then search is lexical either way.
+   */
+  vectorAvailable = false;
   private readonly tx = new AsyncLocalStorage<pg.PoolClient>();
   private queue: Promise<unknown> = Promise.resolve();
   private readonly lockTimeoutMs: number;
@@ -99,7 +104,9 @@ export class PostgresStore implements Store {
       await pool.end().catch(() => {});
       throw e instanceof MnemeError ? e : connectionError(e, url);
     }
-    return new PostgresStore(pool, redactUrl(url), opts, true);
+    const store = new PostgresStore(pool, redactUrl(url), opts, true);
+    store.vectorAvailable = await detectVector(pool);
+    return store;
   }
 
   /**
@@ -640,3 +647,9 @@ export class PostgresStore implements Store {
 
 /** The stored bytes of a revision: its fields in the canonical order of core/revision.ts. */
 const docOf = (r: Revision) => JSON.stringify(toRevision(r));
+
+/** pgvector is used only when the server has it (DESIGN §7: lexical retrieval stands alone). */
+export async function detectVector(db: Pick<pg.Pool, 'query'>): Promise<boolean> {
+  const { rows } = await db.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'");
+  return rows.length > 0;
+}

@@ -107,6 +107,22 @@ async function main() {
   );
 
   const results: Record<string, unknown>[] = [];
+  const save = () => {
+    const out = {
+      bench: 'pg-scale',
+      at: new Date().toISOString(),
+      postgres: version,
+      pgvector_available: vector,
+      instances: 2,
+      concurrency,
+      note: 'two PostgresStore instances (separate pools) in one process; every write through engine.apply; recall logs usage',
+      machine: { cpus: os.cpus().length, loadavg: os.loadavg().map(round), node: process.version },
+      database: args.keep ? name : null,
+      results,
+    };
+    fs.mkdirSync(path.dirname(path.resolve(args.out)), { recursive: true });
+    fs.writeFileSync(args.out, `${JSON.stringify(out, null, 2)}\n`);
+  };
   let written = 0;
   try {
     for (const n of sizes) {
@@ -171,7 +187,8 @@ async function main() {
         },
         journal: { ok: verify.ok, entries: verify.entries },
       };
-      results.push(row);
+      results.push({ ...row, loadavg: os.loadavg().map(round) });
+      save(); // after each size, so a long run that is stopped keeps what it measured
       process.stderr.write(`${JSON.stringify(row)}\n`);
     }
   } finally {
@@ -179,20 +196,6 @@ async function main() {
     if (!args.keep) await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
     await admin.end();
   }
-  const out = {
-    bench: 'pg-scale',
-    at: new Date().toISOString(),
-    postgres: version,
-    pgvector_available: vector,
-    instances: 2,
-    concurrency,
-    note: 'two PostgresStore instances (separate pools) in one process; every write through engine.apply; recall logs usage',
-    machine: { cpus: os.cpus().length, loadavg: os.loadavg().map(round), node: process.version },
-    database: args.keep ? name : null,
-    results,
-  };
-  fs.mkdirSync(path.dirname(path.resolve(args.out)), { recursive: true });
-  fs.writeFileSync(args.out, `${JSON.stringify(out, null, 2)}\n`);
   process.stderr.write(`wrote ${args.out}\n`);
 }
 

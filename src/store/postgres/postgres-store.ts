@@ -175,7 +175,7 @@ export class PostgresStore implements Store {
       return out;
     } catch (e) {
       await client.query('ROLLBACK').catch(() => (broken = true));
-      throw e instanceof MnemeError ? e : pgError(e);
+      throw fromDb(e);
     } finally {
       client.release(broken);
     }
@@ -194,7 +194,7 @@ export class PostgresStore implements Store {
     } catch (e) {
       // Keep the surrounding transaction usable (the engine journals the refusal next).
       await client.query('ROLLBACK TO SAVEPOINT mneme_commit');
-      throw e instanceof MnemeError ? e : pgError(e);
+      throw fromDb(e);
     }
   }
 
@@ -652,4 +652,11 @@ const docOf = (r: Revision) => JSON.stringify(toRevision(r));
 export async function detectVector(db: Pick<pg.Pool, 'query'>): Promise<boolean> {
   const { rows } = await db.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'");
   return rows.length > 0;
+}
+
+/** Database and connection errors get the store's vocabulary; anything else passes unchanged. */
+function fromDb(e: unknown): unknown {
+  const code = (e as { code?: unknown } | null)?.code;
+  const socket = typeof code === 'string' && /^E[A-Z]+$/.test(code);
+  return e instanceof pg.DatabaseError || socket ? pgError(e) : e;
 }

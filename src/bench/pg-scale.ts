@@ -82,7 +82,9 @@ async function main() {
   const u = new URL(args['admin-url']);
   u.pathname = `/${name}`;
   const url = u.toString();
-  const version = (await admin.query<{ v: string }>('SHOW server_version')).rows[0]!.v;
+  const version = (
+    await admin.query<{ v: string }>("SELECT current_setting('server_version') AS v")
+  ).rows[0]!.v;
   const vector =
     (await admin.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")).rows.length >
     0;

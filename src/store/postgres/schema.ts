@@ -161,6 +161,16 @@ const MIGRATION_LOCK = 0x6d6e656d; // "mnem"
 
 /** Applies pending migrations in one transaction; returns the versions it applied. */
 export async function migrate(pool: pg.Pool): Promise<number[]> {
+  // Fast path, no lock and no DDL: the schema is already current (every open after the first).
+  const { rows: table } = await pool.query<{ t: string | null }>(
+    "SELECT to_regclass('schema_migrations')::text AS t",
+  );
+  if (table[0]?.t) {
+    const { rows: present } = await pool.query<{ v: number | null }>(
+      'SELECT max(version) AS v FROM schema_migrations',
+    );
+    if (present[0]?.v === MIGRATIONS.length) return [];
+  }
   const client = await pool.connect();
   try {
     await client.query('BEGIN');

@@ -7,7 +7,7 @@ import type { JournalBody } from '../src/core/journal.js';
 import type { Tombstone } from '../src/core/normalize.js';
 import type { Proposal } from '../src/core/proposal.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
-import { HUMAN, PROJECT_A, PROJECT_B } from './helpers.js';
+import { HUMAN, PROJECT_A, PROJECT_B, engineFor, testClock } from './helpers.js';
 import { pgSkipReason, throwawayStore } from './pg-fixtures.js';
 
 const skip = await pgSkipReason();
@@ -142,6 +142,43 @@ describe('Postgres store: tombstones, proposals, usage', { skip: skip ?? false }
     assert.deepEqual(
       (await store.usage({ since: '2026-03-05T00:00:01.000Z' })).map((e) => e.kind),
       ['read'],
+    );
+  });
+
+  it('rebuild re-derives lineage states and search columns from the revision rows', async () => {
+    const clock = testClock('2026-04-01T00:00:00.000Z');
+    const e = engineFor(store, PROJECT_A, clock);
+    const [m] = await e.apply(
+      [
+        {
+          op: 'remember',
+          type: 'fact',
+          abstract: 'Builds use Gradle',
+          fields: { subject: 'build' },
+        },
+      ],
+      HUMAN,
+    );
+    clock.advance(1000);
+    await e.apply([{ op: 'correct', id: m!.id, abstract: 'Builds use Bazel' }], HUMAN);
+    const before = await e.recall('builds gradle bazel', { explain: true, logUsage: false });
+    assert.deepEqual(
+      before.results.map((r) => r.abstract),
+      ['Builds use Bazel'],
+    );
+    // Damage every derived column (a stand-in for a bug or a hand edit of the derived data).
+    await store.pool.query(
+      `UPDATE revisions SET state = 'active', retired_at = NULL, retire_kind = NULL,
+         is_current = true, fts_abstract = '', fts_extra = '', fts_body = '' WHERE id = $1`,
+      [m!.id],
+    );
+    const broken = await e.recall('builds gradle bazel', { logUsage: false });
+    assert.deepEqual(broken.results, []);
+    const report = await store.rebuild();
+    assert.ok(report.memories >= 1 && report.problems.length === 0);
+    assert.deepEqual(
+      await e.recall('builds gradle bazel', { explain: true, logUsage: false }),
+      before,
     );
   });
 });

@@ -14,12 +14,10 @@ import {
   type ChainHead,
   type JournalEntry,
 } from '../../core/journal.js';
-import { deriveLineage } from '../../core/lineage.js';
 import type { Tombstone } from '../../core/normalize.js';
 import type { Proposal } from '../../core/proposal.js';
-import { toRevision } from '../../core/revision.js';
 import type { QueryTerm } from '../../core/text.js';
-import type { Revision, RevisionView } from '../../core/types.js';
+import type { RevisionView } from '../../core/types.js';
 import type {
   CommitRequest,
   JournalQuery,
@@ -33,18 +31,9 @@ import type {
   VerifyReport,
 } from '../port.js';
 import { connectionError, pgError, redactUrl } from './errors.js';
+import { rederiveLineages, writeRevision } from './lineage-rows.js';
 import { migrate } from './schema.js';
-import {
-  Params,
-  ROW_COLUMNS,
-  ROW_TYPES,
-  VIEW_COLUMNS,
-  eligibleSql,
-  rowValues,
-  toView,
-  tsQuery,
-  type ViewRow,
-} from './sql.js';
+import { Params, VIEW_COLUMNS, eligibleSql, toView, tsQuery, type ViewRow } from './sql.js';
 import { tenantExists } from './tenants.js';
 
 export interface PostgresStoreOptions {
@@ -208,7 +197,7 @@ export class PostgresStore implements Store {
     const headRow = headRows.rows[0];
     const head: ChainHead = headRow ? { seq: Number(headRow.seq), hash: headRow.hash } : EMPTY_HEAD;
     const r = req.revision;
-    if (r) await this.writeRevision(c, r);
+    if (r) await writeRevision(c, this.tenant, r);
     const body = {
       ...req.body,
       ...(req.tombstone || req.proposal
@@ -262,78 +251,6 @@ export class PostgresStore implements Store {
       );
     }
     return entry;
-  }
-
-  /**
-   * Inserts the new revision and re-derives its lineage's rows (only this lineage: invariant
-   * 11). The memories row carries the optimistic check: rev N is written only over rev N-1.
-   */
-  private async writeRevision(c: pg.PoolClient, r: Revision): Promise<void> {
-    const before = r.rev === 1 ? [] : await this.lineageRevisions(c, r.id);
-    const views = deriveLineage([...before, r]);
-    const fresh = views[views.length - 1]!;
-    const p = new Params();
-    const [t, id, rev, scope, type, slug, status] = [
-      this.tenant,
-      r.id,
-      r.rev,
-      r.scope,
-      r.type,
-      r.slug,
-      r.status,
-    ].map((v) => p.add(v));
-    // The memories row is written in the same statement: a new lineage inserts it (a duplicate
-    // id or a live slug taken by a concurrent writer is a unique violation), a later revision
-    // moves it from rev N-1 to N — or matches nothing, and then no revision row is inserted.
-    const memory =
-      r.rev === 1
-        ? `INSERT INTO memories(tenant_id, id, scope, type, slug, current_rev, status)
-           VALUES (${t}, ${id}, ${scope}, ${type}, ${slug}, ${rev}, ${status}) RETURNING id`
-        : `UPDATE memories SET scope = ${scope}, type = ${type}, slug = ${slug},
-             current_rev = ${rev}, status = ${status}
-           WHERE tenant_id = ${t} AND id = ${id} AND current_rev = ${rev}::int - 1 RETURNING id`;
-    const values = rowValues(fresh, docOf(r)).map((v) => p.add(v));
-    const inserted = await c.query(
-      `WITH m AS (${memory})
-       INSERT INTO revisions(tenant_id, id, rev, ${ROW_COLUMNS.join(', ')})
-       SELECT ${t}, ${id}, ${rev}, ${values.join(', ')} FROM m`,
-      p.values,
-    );
-    if (inserted.rowCount !== 1) {
-      throw new MnemeError('conflict', `stale revision: ${r.id} is no longer at rev ${r.rev - 1}`, {
-        hint: `read it again (\`mneme read ${r.id}\`) and retry`,
-      });
-    }
-    await this.updateRows(c, views.slice(0, -1));
-  }
-
-  /** Rewrites every column but the truth (doc) of the given rows, in one statement. */
-  private async updateRows(c: Queryable, views: readonly RevisionView[]): Promise<void> {
-    if (views.length === 0) return;
-    const cols = ROW_COLUMNS.filter((k) => k !== 'doc');
-    const p = new Params();
-    const tenant = p.add(this.tenant);
-    const ids = p.add(views.map((v) => v.id));
-    const revs = p.add(views.map((v) => v.rev));
-    const arrays = cols.map((k) => {
-      const i = ROW_COLUMNS.indexOf(k);
-      return `${p.add(views.map((v) => rowValues(v, '')[i]))}::${ROW_TYPES[k]}[]`;
-    });
-    await c.query(
-      `UPDATE revisions r SET ${cols.map((k) => `${k} = u.${k}`).join(', ')}
-       FROM unnest(${ids}::text[], ${revs}::int[], ${arrays.join(', ')})
-         AS u(id, rev, ${cols.join(', ')})
-       WHERE r.tenant_id = ${tenant} AND r.id = u.id AND r.rev = u.rev`,
-      p.values,
-    );
-  }
-
-  private async lineageRevisions(c: Queryable, id: string): Promise<Revision[]> {
-    const { rows } = await c.query<{ doc: string }>(
-      'SELECT doc FROM revisions WHERE tenant_id = $1 AND id = $2 ORDER BY rev',
-      [this.tenant, id],
-    );
-    return rows.map((x) => JSON.parse(x.doc) as Revision);
   }
 
   // ---- reads ------------------------------------------------------------------------------
@@ -533,67 +450,13 @@ export class PostgresStore implements Store {
    */
   async rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport> {
     return this.withWriteLock(async () => {
-      const report: RebuildReport = {
-        memories: 0,
-        revisions: 0,
-        journalEntries: 0,
-        usageEvents: 0,
-        problems: [],
+      const lineages = await rederiveLineages(this.tx.getStore()!, this.tenant, onProgress);
+      return {
+        ...lineages,
+        journalEntries: await this.count('journal'),
+        usageEvents: await this.count('usage_events'),
         handEdits: [],
       };
-      const { rows: idRows } = await this.q<{ id: string }>(
-        'SELECT DISTINCT id FROM revisions WHERE tenant_id = $1 ORDER BY id',
-        [this.tenant],
-      );
-      const ids = idRows.map((r) => r.id);
-      const BATCH = 500;
-      for (let i = 0; i < ids.length; i += BATCH) {
-        const chunk = ids.slice(i, i + BATCH);
-        const { rows } = await this.q<{ id: string; doc: string }>(
-          `SELECT id, doc FROM revisions WHERE tenant_id = $1 AND id = ANY($2::text[])
-           ORDER BY id, rev`,
-          [this.tenant, chunk],
-        );
-        const byId = new Map<string, Revision[]>();
-        for (const r of rows) {
-          try {
-            const rev = JSON.parse(r.doc) as Revision;
-            byId.set(r.id, [...(byId.get(r.id) ?? []), rev]);
-          } catch (e) {
-            report.problems.push(`${r.id}: unreadable revision (${(e as Error).message})`);
-          }
-        }
-        const views: RevisionView[] = [];
-        const heads: RevisionView[] = [];
-        for (const lineage of byId.values()) {
-          const derived = deriveLineage(lineage);
-          views.push(...derived);
-          heads.push(derived[derived.length - 1]!);
-          report.memories++;
-          report.revisions += lineage.length;
-        }
-        await this.updateRows(this.db, views);
-        await this.q(
-          `UPDATE memories m SET scope = u.scope, type = u.type, slug = u.slug,
-             current_rev = u.rev, status = u.status
-           FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[])
-             AS u(id, scope, type, slug, rev, status)
-           WHERE m.tenant_id = $1 AND m.id = u.id`,
-          [
-            this.tenant,
-            heads.map((v) => v.id),
-            heads.map((v) => v.scope),
-            heads.map((v) => v.type),
-            heads.map((v) => v.slug),
-            heads.map((v) => v.rev),
-            heads.map((v) => v.status),
-          ],
-        );
-        onProgress?.(Math.min(i + BATCH, ids.length), ids.length);
-      }
-      report.journalEntries = await this.count('journal');
-      report.usageEvents = await this.count('usage_events');
-      return report;
     });
   }
 
@@ -644,9 +507,6 @@ export class PostgresStore implements Store {
     if (this.ownsPool) await this.pool.end();
   }
 }
-
-/** The stored bytes of a revision: its fields in the canonical order of core/revision.ts. */
-const docOf = (r: Revision) => JSON.stringify(toRevision(r));
 
 /** pgvector is used only when the server has it (DESIGN §7: lexical retrieval stands alone). */
 export async function detectVector(db: Pick<pg.Pool, 'query'>): Promise<boolean> {

@@ -117,7 +117,7 @@ async function main() {
       pgvector_available: vector,
       instances: 2,
       concurrency,
-      note: 'two PostgresStore instances (separate pools) in one process; every write through engine.apply; recall logs usage',
+      note: 'two PostgresStore instances (separate pools) in one process; every write through engine.apply; recall logs usage; ANALYZE after each load',
       machine: { cpus: os.cpus().length, loadavg: os.loadavg().map(round), node: process.version },
       database: args.keep ? name : null,
       results,
@@ -156,6 +156,11 @@ async function main() {
       });
       const loadSeconds = (performance.now() - started) / 1000;
       process.stderr.write('\n');
+      // What autovacuum would have done by now (it is off on some CI servers, this one included).
+      const analyze = new pg.Client({ connectionString: url });
+      await analyze.connect();
+      await analyze.query('ANALYZE');
+      await analyze.end();
       const qs = Array.from({ length: queries }, () => words(1 + Math.floor(rand() * 3)));
       const lat: number[] = [];
       let hits = 0;

@@ -264,10 +264,13 @@ export class PostgresStore implements Store {
   }
 
   async findLiveBySlug(scope: string, type: string, slug: string): Promise<RevisionView | null> {
+    // Through the memories table's unique live-slug index: one row, whatever the store's size
+    // and whether or not the planner has statistics.
     const { rows } = await this.q<ViewRow>(
-      `SELECT ${VIEW_COLUMNS} FROM revisions r
-       WHERE r.tenant_id = $1 AND r.scope = $2 AND r.type = $3 AND r.slug = $4
-         AND r.is_current AND r.status = 'active'`,
+      `SELECT ${VIEW_COLUMNS} FROM memories m
+       JOIN revisions r ON r.tenant_id = m.tenant_id AND r.id = m.id AND r.rev = m.current_rev
+       WHERE m.tenant_id = $1 AND m.scope = $2 AND m.type = $3 AND m.slug = $4
+         AND m.status = 'active'`,
       [this.tenant, scope, type, slug],
     );
     return rows[0] ? toView(rows[0]) : null;

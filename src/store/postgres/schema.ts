@@ -81,8 +81,6 @@ CREATE TABLE revisions(
 );
 CREATE INDEX revisions_tsv ON revisions USING gin(tsv);
 CREATE INDEX revisions_current ON revisions(tenant_id, scope) WHERE is_current;
-CREATE INDEX revisions_live ON revisions(tenant_id, scope, type, slug)
-  WHERE is_current AND status = 'active';
 
 CREATE TABLE journal_head(
   tenant_id text COLLATE "C" PRIMARY KEY REFERENCES tenants(name),

@@ -6,11 +6,18 @@ import { SchemaRegistry } from '../core/schema.js';
 import type { Clock } from '../core/time.js';
 import type { Binding } from '../engine/context.js';
 import { Engine } from '../engine/engine.js';
+import { MnemeError } from '../core/errors.js';
 import { FileStore } from '../store/files/file-store.js';
+import type { Store } from '../store/port.js';
+import { PostgresStore } from '../store/postgres/postgres-store.js';
 import { bindProject } from './project.js';
 
 export interface OpenOptions {
   store?: string;
+  /** A shared Postgres store (default $MNEME_DATABASE_URL unless --store is given). */
+  db?: string;
+  /** The tenant of the Postgres store (default $MNEME_TENANT). */
+  tenant?: string;
   cwd?: string;
   binding?: Binding;
   surface?: 'human' | 'agent';
@@ -25,11 +32,25 @@ export function storeHome(opts: { store?: string; env?: NodeJS.ProcessEnv }): st
   return path.join(os.homedir(), '.mneme');
 }
 
-export async function openEngine(opts: OpenOptions = {}): Promise<Engine> {
+/** --db (or $MNEME_DATABASE_URL) selects Postgres for one tenant; otherwise the embedded store. */
+export async function openStore(opts: OpenOptions = {}): Promise<Store> {
   const env = opts.env ?? process.env;
-  const store = await FileStore.open(storeHome(opts), {
-    durable: env.MNEME_DURABLE !== '0',
-  });
+  if (opts.db && opts.store) throw new MnemeError('invalid', 'pass --store or --db, not both');
+  const db = opts.db ?? (opts.store ? undefined : env.MNEME_DATABASE_URL);
+  if (db) {
+    const tenant = opts.tenant ?? env.MNEME_TENANT;
+    if (!tenant) {
+      throw new MnemeError('invalid', 'a Postgres store needs a tenant', {
+        hint: 'pass --tenant NAME or set MNEME_TENANT (create one with `mneme tenant create NAME`)',
+      });
+    }
+    return PostgresStore.open(db, { tenant });
+  }
+  return FileStore.open(storeHome(opts), { durable: env.MNEME_DURABLE !== '0' });
+}
+
+export async function openEngine(opts: OpenOptions = {}): Promise<Engine> {
+  const store = await openStore(opts);
   return new Engine({
     store,
     clock: opts.clock ?? (() => new Date()),

@@ -14,6 +14,7 @@ import { registerBench } from './bench.js';
 import { registerHostCommands } from './host-commands.js';
 import { day, formatRecall, table } from './format.js';
 import { registerReview } from './review.js';
+import { registerTeam } from './team.js';
 
 export interface Io {
   stdout: (s: string) => void;
@@ -39,6 +40,8 @@ export const EXIT: Record<ErrorCode, number> = {
 export interface Globals {
   json?: boolean;
   store?: string;
+  db?: string;
+  tenant?: string;
 }
 
 export interface CliContext {
@@ -489,6 +492,8 @@ export async function run(
     engine: async () => {
       engine ??= await openEngine({
         store: globals().store,
+        db: globals().db,
+        tenant: globals().tenant,
         cwd: io.cwd,
         env: io.env,
         surface: marker ? 'agent' : 'human',
@@ -502,6 +507,7 @@ export async function run(
   buildProgram(c);
   registerReview(c);
   registerHostCommands(c);
+  registerTeam(c);
   extend?.(c);
   try {
     await program.parseAsync(argv, { from: 'user' });

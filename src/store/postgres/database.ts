@@ -1,0 +1,55 @@
+// One shared Postgres database for a multi-tenant server: one pool, migrated once, a store per
+// tenant created on first use and kept (its in-process write queue must be shared by every
+// request of that tenant), and bearer-token resolution. The HTTP layer wires requests through it.
+import pg from 'pg';
+import { MnemeError } from '../../core/errors.js';
+import { connectionError, redactUrl } from './errors.js';
+import { PostgresStore } from './postgres-store.js';
+import { migrate } from './schema.js';
+import { resolveToken, tenantExists, type TokenGrant } from './tenants.js';
+
+export interface Database {
+  readonly pool: pg.Pool;
+  /** The grant behind a bearer token, or null (the caller answers 401 and reads nothing). */
+  resolveToken(token: string): Promise<TokenGrant | null>;
+  /** The store of one tenant (cached); not_found when the tenant does not exist. */
+  storeFor(tenant: string): Promise<PostgresStore>;
+  close(): Promise<void>;
+}
+
+export async function openDatabase(
+  url: string,
+  opts: { poolSize?: number } = {},
+): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 20 });
+  pool.on('error', () => {});
+  try {
+    await migrate(pool);
+  } catch (e) {
+    await pool.end().catch(() => {});
+    throw e instanceof MnemeError ? e : connectionError(e, url);
+  }
+  const stores = new Map<string, Promise<PostgresStore>>();
+  const location = redactUrl(url);
+  return {
+    pool,
+    resolveToken: (token) => resolveToken(pool, token),
+    storeFor(tenant) {
+      let s = stores.get(tenant);
+      if (!s) {
+        s = (async () => {
+          if (!(await tenantExists(pool, tenant)))
+            throw new MnemeError('not_found', `no tenant "${tenant}"`);
+          return PostgresStore.forTenant(pool, { tenant, location });
+        })();
+        s.catch(() => stores.delete(tenant));
+        stores.set(tenant, s);
+      }
+      return s;
+    },
+    async close() {
+      for (const s of stores.values()) await (await s.catch(() => null))?.close();
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,57 @@
+// Postgres errors in the store's vocabulary: a unique violation is a conflict between writers,
+// a lock timeout is `locked`, an unreachable server says which URL and what to check.
+import { MnemeError } from '../../core/errors.js';
+
+interface PgLike {
+  code?: string;
+  constraint?: string;
+  message?: string;
+}
+
+const CONFLICTS: Record<string, string> = {
+  memories_live_slug: 'another memory already holds that subject in this scope',
+  memories_pkey: 'that memory was created concurrently by another writer',
+  revisions_pkey: 'that revision was written concurrently by another writer',
+  journal_idem: 'that idempotency key was used by a concurrent request',
+};
+
+export function pgError(e: unknown): MnemeError {
+  if (e instanceof MnemeError) return e;
+  const err = (e ?? {}) as PgLike;
+  if (err.code === '23505') {
+    return new MnemeError(
+      'conflict',
+      CONFLICTS[err.constraint ?? ''] ?? `a concurrent write conflicted (${err.constraint})`,
+      { hint: 'read the memory again and retry' },
+    );
+  }
+  if (err.code === '55P03') {
+    return new MnemeError('locked', 'timed out waiting for the tenant write lock', {
+      hint: 'another writer holds it for long; retry, or check for stuck sessions in pg_stat_activity',
+    });
+  }
+  if (err.code !== undefined && /^(08|57P|E[A-Z])/.test(err.code)) return connectionError(e, null);
+  return new MnemeError('internal', `postgres: ${err.message ?? String(e)}`);
+}
+
+export function connectionError(e: unknown, url: string | null): MnemeError {
+  const msg = (e as Error)?.message ?? String(e);
+  return new MnemeError(
+    'internal',
+    `cannot use the Postgres database${url ? ` at ${redactUrl(url)}` : ''}: ${msg}`,
+    {
+      hint: 'check that the server is running and the URL (--db or MNEME_DATABASE_URL) is right',
+    },
+  );
+}
+
+/** The URL without its password, for status output and error messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'postgres://…';
+  }
+}

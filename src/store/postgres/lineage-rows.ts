@@ -1,0 +1,150 @@
+// Writing revision rows: the new revision with its lineage header (memories) in one statement,
+// then the derived columns of its predecessors; and re-deriving every lineage of a tenant for
+// rebuild. Only the rows of the lineage being written are touched (invariant 11).
+import type pg from 'pg';
+import { MnemeError } from '../../core/errors.js';
+import { deriveLineage } from '../../core/lineage.js';
+import { toRevision } from '../../core/revision.js';
+import type { Revision, RevisionView } from '../../core/types.js';
+import { Params, ROW_COLUMNS, ROW_TYPES, rowValues } from './sql.js';
+
+type Queryable = Pick<pg.PoolClient, 'query'>;
+
+/** The stored bytes of a revision: its fields in the canonical order of core/revision.ts. */
+const docOf = (r: Revision) => JSON.stringify(toRevision(r));
+
+/**
+ * Inserts the new revision and re-derives its lineage's rows (only this lineage: invariant
+ * 11). The memories row carries the optimistic check: rev N is written only over rev N-1.
+ */
+export async function writeRevision(c: Queryable, tenant: string, r: Revision): Promise<void> {
+  const before = r.rev === 1 ? [] : await lineageRevisions(c, tenant, r.id);
+  const views = deriveLineage([...before, r]);
+  const fresh = views[views.length - 1]!;
+  const p = new Params();
+  const [t, id, rev, scope, type, slug, status] = [
+    tenant,
+    r.id,
+    r.rev,
+    r.scope,
+    r.type,
+    r.slug,
+    r.status,
+  ].map((v) => p.add(v));
+  // The memories row is written in the same statement: a new lineage inserts it (a duplicate
+  // id or a live slug taken by a concurrent writer is a unique violation), a later revision
+  // moves it from rev N-1 to N — or matches nothing, and then no revision row is inserted.
+  const memory =
+    r.rev === 1
+      ? `INSERT INTO memories(tenant_id, id, scope, type, slug, current_rev, status)
+         VALUES (${t}, ${id}, ${scope}, ${type}, ${slug}, ${rev}, ${status}) RETURNING id`
+      : `UPDATE memories SET scope = ${scope}, type = ${type}, slug = ${slug},
+           current_rev = ${rev}, status = ${status}
+         WHERE tenant_id = ${t} AND id = ${id} AND current_rev = ${rev}::int - 1 RETURNING id`;
+  const values = rowValues(fresh, docOf(r)).map((v) => p.add(v));
+  const inserted = await c.query(
+    `WITH m AS (${memory})
+     INSERT INTO revisions(tenant_id, id, rev, ${ROW_COLUMNS.join(', ')})
+     SELECT ${t}, ${id}, ${rev}, ${values.join(', ')} FROM m`,
+    p.values,
+  );
+  if (inserted.rowCount !== 1) {
+    throw new MnemeError('conflict', `stale revision: ${r.id} is no longer at rev ${r.rev - 1}`, {
+      hint: `read it again (\`mneme read ${r.id}\`) and retry`,
+    });
+  }
+  await updateRows(c, tenant, views.slice(0, -1));
+}
+
+/** Rewrites every column but the truth (doc) of the given rows, in one statement. */
+export async function updateRows(
+  c: Queryable,
+  tenant: string,
+  views: readonly RevisionView[],
+): Promise<void> {
+  if (views.length === 0) return;
+  const cols = ROW_COLUMNS.filter((k) => k !== 'doc');
+  const p = new Params();
+  const t = p.add(tenant);
+  const ids = p.add(views.map((v) => v.id));
+  const revs = p.add(views.map((v) => v.rev));
+  const arrays = cols.map((k) => {
+    const i = ROW_COLUMNS.indexOf(k);
+    return `${p.add(views.map((v) => rowValues(v, '')[i]))}::${ROW_TYPES[k]}[]`;
+  });
+  await c.query(
+    `UPDATE revisions r SET ${cols.map((k) => `${k} = u.${k}`).join(', ')}
+     FROM unnest(${ids}::text[], ${revs}::int[], ${arrays.join(', ')})
+       AS u(id, rev, ${cols.join(', ')})
+     WHERE r.tenant_id = ${t} AND r.id = u.id AND r.rev = u.rev`,
+    p.values,
+  );
+}
+
+async function lineageRevisions(c: Queryable, tenant: string, id: string): Promise<Revision[]> {
+  const { rows } = await c.query<{ doc: string }>(
+    'SELECT doc FROM revisions WHERE tenant_id = $1 AND id = $2 ORDER BY rev',
+    [tenant, id],
+  );
+  return rows.map((x) => JSON.parse(x.doc) as Revision);
+}
+
+/** Re-derives lineage columns, the memories table and the full-text columns of every lineage. */
+export async function rederiveLineages(
+  c: Queryable,
+  tenant: string,
+  onProgress?: (done: number, total: number) => void,
+): Promise<{ memories: number; revisions: number; problems: string[] }> {
+  const report = { memories: 0, revisions: 0, problems: [] as string[] };
+  const { rows: idRows } = await c.query<{ id: string }>(
+    'SELECT DISTINCT id FROM revisions WHERE tenant_id = $1 ORDER BY id',
+    [tenant],
+  );
+  const ids = idRows.map((r) => r.id);
+  const BATCH = 500;
+  for (let i = 0; i < ids.length; i += BATCH) {
+    const chunk = ids.slice(i, i + BATCH);
+    const { rows } = await c.query<{ id: string; doc: string }>(
+      `SELECT id, doc FROM revisions WHERE tenant_id = $1 AND id = ANY($2::text[])
+       ORDER BY id, rev`,
+      [tenant, chunk],
+    );
+    const byId = new Map<string, Revision[]>();
+    for (const r of rows) {
+      try {
+        const rev = JSON.parse(r.doc) as Revision;
+        byId.set(r.id, [...(byId.get(r.id) ?? []), rev]);
+      } catch (e) {
+        report.problems.push(`${r.id}: unreadable revision (${(e as Error).message})`);
+      }
+    }
+    const views: RevisionView[] = [];
+    const heads: RevisionView[] = [];
+    for (const lineage of byId.values()) {
+      const derived = deriveLineage(lineage);
+      views.push(...derived);
+      heads.push(derived[derived.length - 1]!);
+      report.memories++;
+      report.revisions += lineage.length;
+    }
+    await updateRows(c, tenant, views);
+    await c.query(
+      `UPDATE memories m SET scope = u.scope, type = u.type, slug = u.slug,
+         current_rev = u.rev, status = u.status
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[])
+         AS u(id, scope, type, slug, rev, status)
+       WHERE m.tenant_id = $1 AND m.id = u.id`,
+      [
+        tenant,
+        heads.map((v) => v.id),
+        heads.map((v) => v.scope),
+        heads.map((v) => v.type),
+        heads.map((v) => v.slug),
+        heads.map((v) => v.rev),
+        heads.map((v) => v.status),
+      ],
+    );
+    onProgress?.(Math.min(i + BATCH, ids.length), ids.length);
+  }
+  return report;
+}

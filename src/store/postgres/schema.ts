@@ -1,0 +1,206 @@
+// The Postgres schema as ordered, versioned migrations, applied on open under a global advisory
+// lock so several instances starting together migrate once. Every table is keyed by tenant_id;
+// timestamps are ISO-8601 strings in COLLATE "C" so string order is time order, as in the
+// embedded index. Revision rows are the truth; their lifecycle columns are derived (lineage.ts).
+import type pg from 'pg';
+import { MnemeError } from '../../core/errors.js';
+
+/** Each entry is one migration; never edit a shipped one, append a new one. */
+export const MIGRATIONS: readonly string[] = [
+  // 1: tenants, tokens, memories and revisions with full-text search, the journal, tombstones,
+  // proposals, usage, weights and the session archive.
+  `
+CREATE TABLE tenants(
+  name text COLLATE "C" PRIMARY KEY,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE tokens(
+  hash text PRIMARY KEY,
+  tenant_id text COLLATE "C" NOT NULL REFERENCES tenants(name),
+  projects text[],
+  label text,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  revoked_at timestamptz
+);
+CREATE INDEX tokens_tenant ON tokens(tenant_id);
+
+-- Stemming without stop-word removal (FTS5's porter tokenizer keeps stop words too, and a query
+-- made only of stop words falls back to them).
+CREATE TEXT SEARCH DICTIONARY mneme_stem (TEMPLATE = snowball, Language = english);
+CREATE TEXT SEARCH CONFIGURATION mneme (COPY = english);
+ALTER TEXT SEARCH CONFIGURATION mneme
+  ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part WITH mneme_stem;
+
+-- One row per lineage: the optimistic-revision check and the live-slug uniqueness live here.
+CREATE TABLE memories(
+  tenant_id text COLLATE "C" NOT NULL REFERENCES tenants(name),
+  id text COLLATE "C" NOT NULL,
+  scope text COLLATE "C" NOT NULL,
+  type text COLLATE "C" NOT NULL,
+  slug text COLLATE "C" NOT NULL,
+  current_rev integer NOT NULL,
+  status text NOT NULL,
+  PRIMARY KEY (tenant_id, id)
+);
+CREATE UNIQUE INDEX memories_live_slug ON memories(tenant_id, scope, type, slug)
+  WHERE status = 'active';
+
+CREATE TABLE revisions(
+  tenant_id text COLLATE "C" NOT NULL,
+  id text COLLATE "C" NOT NULL,
+  rev integer NOT NULL,
+  doc text NOT NULL,
+  scope text COLLATE "C" NOT NULL,
+  type text COLLATE "C" NOT NULL,
+  slug text COLLATE "C" NOT NULL,
+  status text NOT NULL,
+  trust_rank smallint NOT NULL,
+  quarantine text,
+  review text NOT NULL,
+  valid_from text COLLATE "C" NOT NULL,
+  valid_to text COLLATE "C",
+  recorded_at text COLLATE "C" NOT NULL,
+  state text NOT NULL,
+  valid_to_eff text COLLATE "C",
+  retired_at text COLLATE "C",
+  retire_kind text,
+  retired_by integer,
+  lineage_end_at text COLLATE "C",
+  lineage_end text,
+  is_current boolean NOT NULL,
+  fts_abstract text NOT NULL,
+  fts_extra text NOT NULL,
+  fts_body text NOT NULL,
+  tsv tsvector GENERATED ALWAYS AS (
+    setweight(to_tsvector('mneme'::regconfig, fts_abstract), 'A') ||
+    setweight(to_tsvector('mneme'::regconfig, fts_extra), 'B') ||
+    setweight(to_tsvector('mneme'::regconfig, fts_body), 'C')
+  ) STORED,
+  PRIMARY KEY (tenant_id, id, rev),
+  FOREIGN KEY (tenant_id, id) REFERENCES memories(tenant_id, id)
+);
+CREATE INDEX revisions_tsv ON revisions USING gin(tsv);
+CREATE INDEX revisions_current ON revisions(tenant_id, scope) WHERE is_current;
+
+CREATE TABLE journal_head(
+  tenant_id text COLLATE "C" PRIMARY KEY REFERENCES tenants(name),
+  seq bigint NOT NULL,
+  hash text NOT NULL
+);
+CREATE TABLE journal(
+  tenant_id text COLLATE "C" NOT NULL REFERENCES tenants(name),
+  seq bigint NOT NULL,
+  at text COLLATE "C" NOT NULL,
+  op text NOT NULL,
+  actor_kind text NOT NULL,
+  target_id text COLLATE "C",
+  idem text,
+  entry text NOT NULL,
+  PRIMARY KEY (tenant_id, seq)
+);
+CREATE INDEX journal_target ON journal(tenant_id, target_id);
+CREATE UNIQUE INDEX journal_idem ON journal(tenant_id, idem) WHERE idem IS NOT NULL;
+
+CREATE TABLE tombstone_events(
+  tenant_id text COLLATE "C" NOT NULL REFERENCES tenants(name),
+  seq bigserial,
+  journal_seq bigint NOT NULL,
+  event text NOT NULL CHECK (event IN ('arm', 'lift')),
+  scope text COLLATE "C" NOT NULL,
+  key text COLLATE "C" NOT NULL,
+  doc text NOT NULL,
+  PRIMARY KEY (tenant_id, seq)
+);
+CREATE INDEX tombstone_events_key ON tombstone_events(tenant_id, scope, key, seq);
+
+CREATE TABLE proposals(
+  tenant_id text COLLATE "C" NOT NULL REFERENCES tenants(name),
+  id text COLLATE "C" NOT NULL,
+  scope text COLLATE "C" NOT NULL,
+  state text NOT NULL,
+  created_at text COLLATE "C" NOT NULL,
+  doc text NOT NULL,
+  PRIMARY KEY (tenant_id, id)
+);
+
+CREATE TABLE usage_events(
+  tenant_id text COLLATE "C" NOT NULL REFERENCES tenants(name),
+  seq bigserial,
+  at text COLLATE "C" NOT NULL,
+  kind text NOT NULL,
+  doc text NOT NULL,
+  PRIMARY KEY (tenant_id, seq)
+);
+CREATE INDEX usage_events_at ON usage_events(tenant_id, at);
+
+CREATE TABLE weights(
+  tenant_id text COLLATE "C" NOT NULL,
+  id text COLLATE "C" NOT NULL,
+  w double precision NOT NULL,
+  PRIMARY KEY (tenant_id, id)
+);
+
+-- Raw transcript increments from hooks (DESIGN §3 archive/sessions), kept before any model sees
+-- them. Written by the distiller path once it lands.
+CREATE TABLE session_archive(
+  tenant_id text COLLATE "C" NOT NULL REFERENCES tenants(name),
+  host text NOT NULL,
+  session text NOT NULL,
+  seq integer NOT NULL,
+  at text COLLATE "C" NOT NULL,
+  text text NOT NULL,
+  PRIMARY KEY (tenant_id, host, session, seq)
+);
+`,
+];
+
+/** An arbitrary constant: the advisory lock class that serialises migrations. */
+const MIGRATION_LOCK = 0x6d6e656d; // "mnem"
+
+/** Applies pending migrations in one transaction; returns the versions it applied. */
+export async function migrate(pool: pg.Pool): Promise<number[]> {
+  // Fast path, no lock and no DDL: the schema is already current (every open after the first).
+  const { rows: table } = await pool.query<{ t: string | null }>(
+    "SELECT to_regclass('schema_migrations')::text AS t",
+  );
+  if (table[0]?.t) {
+    const { rows: present } = await pool.query<{ v: number | null }>(
+      'SELECT max(version) AS v FROM schema_migrations',
+    );
+    if (present[0]?.v === MIGRATIONS.length) return [];
+  }
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations(
+      version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const { rows } = await client.query<{ v: number | null }>(
+      'SELECT max(version) AS v FROM schema_migrations',
+    );
+    const done = rows[0]?.v ?? 0;
+    if (done > MIGRATIONS.length) {
+      throw new MnemeError(
+        'corrupt',
+        `the database schema is at version ${done}, newer than this mneme understands (${MIGRATIONS.length})`,
+        { hint: 'upgrade mneme on this machine to the version the other instances run' },
+      );
+    }
+    const applied: number[] = [];
+    for (let v = done + 1; v <= MIGRATIONS.length; v++) {
+      await client.query(MIGRATIONS[v - 1]!);
+      await client.query('INSERT INTO schema_migrations(version) VALUES ($1)', [v]);
+      applied.push(v);
+    }
+    await client.query('COMMIT');
+    return applied;
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw e;
+  } finally {
+    client.release();
+  }
+}
+
+/** The schema version this code expects (a database ahead of it is refused). */
+export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,0 +1,164 @@
+// SQL building blocks for the Postgres adapter: positional parameters (user text is only ever a
+// parameter, never part of the SQL), the eligibility predicate mirroring ELIGIBLE in the embedded
+// index, the OR-of-phrases tsquery built from queryTerms, and row ↔ RevisionView mapping.
+import type { Eligibility } from '../../core/eligibility.js';
+import { prepareForIndex, type QueryTerm } from '../../core/text.js';
+import { FAR_FUTURE } from '../../core/time.js';
+import { trustRank, type Revision, type RevisionView } from '../../core/types.js';
+
+/** Collects parameter values and hands out their `$n` placeholders. */
+export class Params {
+  readonly values: unknown[] = [];
+  add(v: unknown): string {
+    this.values.push(v);
+    return `$${this.values.length}`;
+  }
+}
+
+/** Latin diacritics folded (FTS5's remove_diacritics), CJK split, NUL bytes dropped. */
+export function ftsText(s: string): string {
+  const folded = s
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .normalize('NFC');
+  return prepareForIndex(folded).replaceAll('\u0000', ' ');
+}
+
+export const extraText = (v: Pick<Revision, 'type' | 'tags' | 'fields'>) =>
+  [v.type, ...v.tags, ...Object.values(v.fields)].join(' ');
+
+/**
+ * An OR of one phrase query per term: a word becomes its stemmed lexeme, a CJK run the phrase of
+ * its characters. Null when there is nothing to search for.
+ */
+export function tsQuery(terms: readonly QueryTerm[], p: Params): string | null {
+  if (terms.length === 0) return null;
+  return terms.map((t) => `phraseto_tsquery('mneme', ${p.add(ftsText(t.text))})`).join(' || ');
+}
+
+/** The eligibility predicate over alias r (the SQL twin of core/eligibility.ts). */
+export function eligibleSql(q: Eligibility, p: Params): string {
+  const k = p.add(q.knownAt ?? FAR_FUTURE);
+  const t = p.add(q.asOf);
+  const far = p.add(FAR_FUTURE);
+  return `r.recorded_at <= ${k}
+    AND r.status = 'active'
+    AND (r.lineage_end_at IS NULL OR r.lineage_end_at > ${k})
+    AND NOT (r.retired_at IS NOT NULL AND r.retired_at <= ${k}
+             AND r.retire_kind IN ('correct', 'revise', 'retract', 'merge'))
+    AND r.valid_from <= ${t}
+    AND (CASE WHEN r.retired_at IS NOT NULL AND r.retired_at <= ${k} AND r.retire_kind = 'supersede'
+              THEN COALESCE(r.valid_to_eff, ${far}) ELSE COALESCE(r.valid_to, ${far}) END) > ${t}
+    AND (${p.add(q.includeQuarantined)}::boolean OR r.quarantine IS NULL)
+    AND r.trust_rank >= ${p.add(trustRank(q.minTrust))}`;
+}
+
+/** The columns a RevisionView is rebuilt from. */
+export const VIEW_COLUMNS = `r.doc, r.state, r.valid_to_eff, r.retired_at, r.retire_kind,
+  r.lineage_end_at, r.lineage_end, r.is_current, r.retired_by`;
+
+export interface ViewRow {
+  doc: string;
+  state: RevisionView['state'];
+  valid_to_eff: string | null;
+  retired_at: string | null;
+  retire_kind: RevisionView['retire_kind'];
+  lineage_end_at: string | null;
+  lineage_end: RevisionView['lineage_end'];
+  is_current: boolean;
+  retired_by: number | null;
+}
+
+export function toView(row: ViewRow): RevisionView {
+  const r = JSON.parse(row.doc) as Revision;
+  return {
+    ...r,
+    state: row.state,
+    valid_to_eff: row.valid_to_eff,
+    retired_at: row.retired_at,
+    retire_kind: row.retire_kind,
+    lineage_end_at: row.lineage_end_at,
+    lineage_end: row.lineage_end,
+    current: row.is_current,
+    retired_by: row.retired_by,
+  };
+}
+
+/** Column values of one revision row (truth plus derived facts), in DERIVED_COLUMNS order. */
+export const ROW_COLUMNS = [
+  'doc',
+  'scope',
+  'type',
+  'slug',
+  'status',
+  'trust_rank',
+  'quarantine',
+  'review',
+  'valid_from',
+  'valid_to',
+  'recorded_at',
+  'state',
+  'valid_to_eff',
+  'retired_at',
+  'retire_kind',
+  'retired_by',
+  'lineage_end_at',
+  'lineage_end',
+  'is_current',
+  'fts_abstract',
+  'fts_extra',
+  'fts_body',
+] as const;
+
+export const ROW_TYPES: Record<(typeof ROW_COLUMNS)[number], string> = {
+  doc: 'text',
+  scope: 'text',
+  type: 'text',
+  slug: 'text',
+  status: 'text',
+  trust_rank: 'smallint',
+  quarantine: 'text',
+  review: 'text',
+  valid_from: 'text',
+  valid_to: 'text',
+  recorded_at: 'text',
+  state: 'text',
+  valid_to_eff: 'text',
+  retired_at: 'text',
+  retire_kind: 'text',
+  retired_by: 'integer',
+  lineage_end_at: 'text',
+  lineage_end: 'text',
+  is_current: 'boolean',
+  fts_abstract: 'text',
+  fts_extra: 'text',
+  fts_body: 'text',
+};
+
+export function rowValues(v: RevisionView, doc: string): unknown[] {
+  const row: Record<(typeof ROW_COLUMNS)[number], unknown> = {
+    doc,
+    scope: v.scope,
+    type: v.type,
+    slug: v.slug,
+    status: v.status,
+    trust_rank: trustRank(v.trust),
+    quarantine: v.quarantine,
+    review: v.review,
+    valid_from: v.valid_from,
+    valid_to: v.valid_to,
+    recorded_at: v.recorded_at,
+    state: v.state,
+    valid_to_eff: v.valid_to_eff,
+    retired_at: v.retired_at,
+    retire_kind: v.retire_kind,
+    retired_by: v.retired_by,
+    lineage_end_at: v.lineage_end_at,
+    lineage_end: v.lineage_end,
+    is_current: v.current,
+    fts_abstract: ftsText(v.abstract),
+    fts_extra: ftsText(extraText(v)),
+    fts_body: ftsText(v.body),
+  };
+  return ROW_COLUMNS.map((c) => row[c]);
+}

@@ -1,0 +1,66 @@
+// Team commands for a shared Postgres store: the global --db/--tenant options (which the normal
+// commands honour too, via openEngine) and `tenant create`, `token create`. A token is printed
+// once and stored only hashed; it maps to a tenant and optionally a project allow-list.
+import { MnemeError } from '../../core/errors.js';
+import { createTenant, createToken, withDatabase } from '../../store/postgres/tenants.js';
+import type { CliContext } from './run.js';
+
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+export function databaseUrl(c: CliContext): string {
+  const url = c.globals().db ?? c.io.env.MNEME_DATABASE_URL;
+  if (!url) {
+    throw new MnemeError('invalid', 'no database given', {
+      hint: 'pass --db postgres://user@host/db or set MNEME_DATABASE_URL',
+    });
+  }
+  return url;
+}
+
+export function registerTeam(c: CliContext): void {
+  const program = c.program;
+  program
+    .option('--db <url>', 'a shared Postgres store (default: $MNEME_DATABASE_URL)')
+    .option('--tenant <name>', 'the tenant of the --db store (default: $MNEME_TENANT)');
+
+  program
+    .command('tenant')
+    .description('tenants of a shared Postgres store')
+    .command('create')
+    .description('create a tenant (its projects come into being with their first write)')
+    .argument('<name>', 'lower-case letters, digits, - and _')
+    .action(async (name: string) => {
+      const created = await withDatabase(databaseUrl(c), (db) => createTenant(db, name));
+      c.out({ tenant: name, created }, () =>
+        created ? `created tenant ${name}` : `tenant ${name} already exists`,
+      );
+    });
+
+  program
+    .command('token')
+    .description('API tokens of a shared Postgres store')
+    .command('create')
+    .description('create an API token for --tenant; it is printed once and stored hashed')
+    .option(
+      '--project <scope>',
+      'allow only this project scope, as `mneme status` shows it (repeatable)',
+      collect,
+    )
+    .option('--label <text>', 'a note to recognise the token by')
+    .action(async (o: { project?: string[]; label?: string }) => {
+      const tenant = c.globals().tenant ?? c.io.env.MNEME_TENANT;
+      if (!tenant) {
+        throw new MnemeError('invalid', 'which tenant is the token for?', {
+          hint: 'pass --tenant NAME',
+        });
+      }
+      const token = await withDatabase(databaseUrl(c), (db) =>
+        createToken(db, { tenant, projects: o.project ?? null, label: o.label }),
+      );
+      c.out({ token }, () => token);
+      if (!c.globals().json)
+        c.io.stderr(
+          `token for tenant ${tenant}${o.project ? ` (projects: ${o.project.join(', ')})` : ''}; it is shown only this once\n`,
+        );
+    });
+}

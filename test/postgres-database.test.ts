@@ -1,0 +1,49 @@
+// The server's view of a shared database: a token resolves to its tenant's store; an unknown token
+// resolves to nothing; two tenants' stores over one pool stay apart.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { openDatabase, type Database } from '../src/store/postgres/database.js';
+import { createToken } from '../src/store/postgres/tenants.js';
+import { HUMAN, engineFor, testClock } from './helpers.js';
+import { pgSkipReason, throwawayDb, type ThrowawayDb } from './pg-fixtures.js';
+
+const skip = await pgSkipReason();
+if (skip) console.log(`# skipping the shared-database tests: ${skip}`);
+
+describe('Postgres shared database (server wiring)', { skip: skip ?? false }, () => {
+  let tdb: ThrowawayDb;
+  let db: Database;
+  before(async () => {
+    tdb = await throwawayDb(['acme', 'globex']);
+    db = await openDatabase(tdb.url, { poolSize: 4 });
+  });
+  after(async () => {
+    await db?.close();
+    await tdb?.drop();
+  });
+
+  it('a token opens its own tenant only; an unknown token opens nothing', async () => {
+    const tokA = await createToken(db.pool, { tenant: 'acme', projects: null });
+    const tokB = await createToken(db.pool, { tenant: 'globex', projects: ['api-00000001'] });
+    const grantA = (await db.resolveToken(tokA))!;
+    const grantB = (await db.resolveToken(tokB))!;
+    assert.deepEqual(grantA, { tenant: 'acme', projects: null });
+    assert.deepEqual(grantB, { tenant: 'globex', projects: ['api-00000001'] });
+    assert.equal(await db.resolveToken('mnm_not-a-real-token'), null);
+
+    const clock = testClock('2026-03-01T10:00:00.000Z');
+    const a = engineFor(await db.storeFor(grantA.tenant), 'api-00000001', clock);
+    const b = engineFor(await db.storeFor(grantB.tenant), 'api-00000001', clock);
+    assert.equal(await db.storeFor('acme'), await db.storeFor('acme'), 'one store per tenant');
+    const [ma] = await a.apply(
+      [{ op: 'remember', type: 'fact', abstract: 'Shared pool note' }],
+      HUMAN,
+    );
+    assert.deepEqual(
+      (await a.recall('shared pool note')).results.map((r) => r.id),
+      [ma!.id],
+    );
+    assert.deepEqual((await b.recall('shared pool note')).results, []);
+    await assert.rejects(db.storeFor('initech'), /no tenant/);
+  });
+});

@@ -9,7 +9,6 @@ import { Engine } from '../engine/engine.js';
 import { MnemeError } from '../core/errors.js';
 import { FileStore } from '../store/files/file-store.js';
 import type { Store } from '../store/port.js';
-import { PostgresStore } from '../store/postgres/postgres-store.js';
 import { bindProject } from './project.js';
 
 export interface OpenOptions {
@@ -44,6 +43,8 @@ export async function openStore(opts: OpenOptions = {}): Promise<Store> {
         hint: 'pass --tenant NAME or set MNEME_TENANT (create one with `mneme tenant create NAME`)',
       });
     }
+    // pg is loaded only when a database is used, so the embedded path starts fast.
+    const { PostgresStore } = await import('../store/postgres/postgres-store.js');
     return PostgresStore.open(db, { tenant });
   }
   return FileStore.open(storeHome(opts), { durable: env.MNEME_DURABLE !== '0' });

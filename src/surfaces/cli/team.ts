@@ -2,8 +2,10 @@
 // commands honour too, via openEngine) and `tenant create`, `token create`. A token is printed
 // once and stored only hashed; it maps to a tenant and optionally a project allow-list.
 import { MnemeError } from '../../core/errors.js';
-import { createTenant, createToken, withDatabase } from '../../store/postgres/tenants.js';
 import type { CliContext } from './run.js';
+
+// pg is loaded only when a team command runs.
+const tenants = () => import('../../store/postgres/tenants.js');
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
@@ -30,6 +32,7 @@ export function registerTeam(c: CliContext): void {
     .description('create a tenant (its projects come into being with their first write)')
     .argument('<name>', 'lower-case letters, digits, - and _')
     .action(async (name: string) => {
+      const { createTenant, withDatabase } = await tenants();
       const created = await withDatabase(databaseUrl(c), (db) => createTenant(db, name));
       c.out({ tenant: name, created }, () =>
         created ? `created tenant ${name}` : `tenant ${name} already exists`,
@@ -54,6 +57,7 @@ export function registerTeam(c: CliContext): void {
           hint: 'pass --tenant NAME',
         });
       }
+      const { createToken, withDatabase } = await tenants();
       const token = await withDatabase(databaseUrl(c), (db) =>
         createToken(db, { tenant, projects: o.project ?? null, label: o.label }),
       );

@@ -14,11 +14,14 @@ import type { Actor } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
 import { mnemeVersion } from '../install-root.js';
 import { errorResult, okResult, toErrorBody } from './errors.js';
+import type { SessionStore } from '../../store/sessions.js';
 import { buildTools, parseArgs } from './tools.js';
 
 export interface McpServerOptions {
   /** Host session id, recorded on the actor of every write. */
   session?: string;
+  /** The session archive, so `trace` can show the archived messages a memory came from. */
+  sessions?: SessionStore | null;
   /** Called with unexpected (non-domain) errors; they are never sent to the client raw. */
   onInternalError?: (e: unknown) => void;
 }
@@ -40,7 +43,7 @@ export function createMcpServer(engine: Engine, opts: McpServerOptions = {}): Se
     { name: 'mneme', version: mnemeVersion() },
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
   );
-  const tools = buildTools(engine);
+  const tools = buildTools(engine, opts.sessions ?? null);
   const byName = new Map(tools.map((t) => [t.name, t]));
   const listed: Tool[] = tools.map((t) => ({
     name: t.name,

@@ -8,7 +8,8 @@ import { handle } from '../../core/revision.js';
 import type { Actor } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
 import { loadLineage } from '../../engine/read.js';
-import { traceMemory } from './trace.js';
+import { trace } from '../../engine/trace.js';
+import type { SessionStore } from '../../store/sessions.js';
 
 export interface ToolDef {
   name: string;
@@ -68,7 +69,7 @@ function define<S extends z.AnyZodObject>(
 const first = async <T>(p: Promise<T[]>): Promise<T> => (await p)[0]!;
 const withHandle = <T extends { id: string }>(r: T) => ({ ...r, handle: handle(r.id) });
 
-export function buildTools(engine: Engine): ToolDef[] {
+export function buildTools(engine: Engine, sessions: SessionStore | null = null): ToolDef[] {
   return [
     define(
       'recall',
@@ -104,7 +105,7 @@ export function buildTools(engine: Engine): ToolDef[] {
       'Where a memory came from: each revision with its actor and provenance pointers, and the journal entries that touched it.',
       z.object({ id }).strict(),
       true,
-      (a) => traceMemory(engine, a.id),
+      (a) => trace(engine.ctx, a.id as string, sessions),
     ),
     define(
       'history',

@@ -1,6 +1,7 @@
 // What every benchmark shares: reading data files (.json or .json.gz), a fresh store in a temp
 // directory with an Engine bound to a fixed project (binding never comes from the cwd here), the
 // bench actor, run provenance (git commit, data sha256, machine) and a stderr progress line.
+import { MONTH_NAMES } from '../core/text.js';
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -144,20 +145,7 @@ export function parseSlashDate(s: string): string | null {
   return Number.isNaN(d.getTime()) ? null : d.toISOString();
 }
 
-const MONTHS = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
+const MONTHS = MONTH_NAMES;
 
 /** LoCoMo: `1:56 pm on 8 May, 2023` → ISO UTC. */
 export function parseLocomoDate(s: string): string | null {

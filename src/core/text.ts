@@ -123,7 +123,7 @@ const NUMBER_WORDS: Record<string, number> = {
   few: 3,
   several: 3,
 };
-const MONTH_NAMES = [
+export const MONTH_NAMES = [
   'january',
   'february',
   'march',

@@ -90,6 +90,22 @@ export async function buildRemember(
   if (validTo !== null && validTo <= validFrom) throw invalid('valid_to must be after valid_from');
   const slug = deriveSlug(schema, fields, abstract, `${validFrom}\u0000${abstract}\u0000${body}`);
   const tags = cleanTags(op.tags);
+  const candidate = () =>
+    newRevision(
+      ctx,
+      op,
+      actor,
+      now,
+      schema.name,
+      scope,
+      slug,
+      abstract,
+      body,
+      tags,
+      fields,
+      validFrom,
+      validTo,
+    );
   const existing = await ctx.store.findLiveBySlug(scope, schema.name, slug);
   if (existing) {
     if (
@@ -107,22 +123,7 @@ export async function buildRemember(
     if (actor.kind !== 'human') {
       // An agent restating a subject with another value does not overwrite it: the candidate
       // waits for a person as a conflict proposal; the existing memory stays served.
-      const candidate = newRevision(
-        ctx,
-        op,
-        actor,
-        now,
-        schema.name,
-        scope,
-        slug,
-        abstract,
-        body,
-        tags,
-        fields,
-        validFrom,
-        validTo,
-      );
-      return { candidate, before: null, conflictWith: existing };
+      return { candidate: candidate(), before: null, conflictWith: existing };
     }
     throw new MnemeError(
       'conflict',
@@ -133,24 +134,7 @@ export async function buildRemember(
       },
     );
   }
-  return {
-    candidate: newRevision(
-      ctx,
-      op,
-      actor,
-      now,
-      schema.name,
-      scope,
-      slug,
-      abstract,
-      body,
-      tags,
-      fields,
-      validFrom,
-      validTo,
-    ),
-    before: null,
-  };
+  return { candidate: candidate(), before: null };
 }
 
 function newRevision(

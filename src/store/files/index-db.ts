@@ -59,11 +59,14 @@ interface RevRow {
  * enough eligible rows are found, and finally every term.
  */
 const PRUNE_BUDGETS = [300, 3000, Infinity];
+/** Best rare-term matches re-scored for the common terms. */
+const NARROW_CANDIDATES = 100;
 
 export class IndexDb {
   readonly db: Database.Database;
   private readonly dfCache = new Map<string, { df: number; seq: number }>();
   private dfSeq = 0;
+  private nDocs: { n: number; seq: number } | null = null;
   private dfVocab: Database.Statement<[string], { doc: number }> | undefined;
   private readonly stmts;
 
@@ -197,10 +200,95 @@ export class IndexDb {
       const pruned = this.pruneCommonTerms(terms, budget);
       if (pruned.length === tried) continue; // same query as the previous tier
       tried = pruned.length;
-      rows = this.runSearch(pruned, q, limit);
+      rows =
+        pruned.length < terms.length
+          ? this.runNarrow(pruned, terms, q, limit)
+          : this.runSearch(pruned, q, limit);
       if (rows.length >= want || pruned.length === terms.length) break;
     }
     return rows.map(toHit);
+  }
+
+  /**
+   * Candidates from the rare terms only, each then scored for the left-out common terms too
+   * (their BM25 contribution at tf=1: idf × column weight), so a memory that holds every query
+   * word still outranks one that holds only the rare one.
+   */
+  private runNarrow(rare: QueryTerm[], all: QueryTerm[], q: Eligibility, limit: number): RevRow[] {
+    const match = ftsMatchExpression(rare);
+    if (match === null) return [];
+    const key = -q.scopes.length;
+    let stmt = this.searchCache.get(key);
+    if (!stmt) {
+      const placeholders = q.scopes.map((_, i) => `@s${i}`).join(', ');
+      stmt = this.db.prepare(`SELECT r.rowid AS rowid, bm25(fts, 4.0, 1.0, 2.0) AS bm,
+          fts.abstract AS a, substr(fts.body, 1, 4000) AS b, fts.extra AS e
+        FROM fts JOIN rev r ON r.rowid = fts.rowid
+        WHERE fts MATCH @match AND r.scope IN (${placeholders}) AND ${ELIGIBLE}
+        ORDER BY bm LIMIT @limit`);
+      this.searchCache.set(key, stmt);
+    }
+    const params: Record<string, unknown> = {
+      match,
+      k: q.knownAt ?? FAR_FUTURE,
+      t: q.asOf,
+      far: FAR_FUTURE,
+      incq: q.includeQuarantined ? 1 : 0,
+      mintrust: trustRank(q.minTrust),
+      limit: Math.max(limit * 2, NARROW_CANDIDATES),
+    };
+    q.scopes.forEach((s, i) => (params[`s${i}`] = s));
+    const cands = stmt.all(params) as {
+      rowid: number;
+      bm: number;
+      a: string;
+      b: string;
+      e: string;
+    }[];
+    const kept = new Set(rare.map((t) => t.text));
+    const n = this.docCount();
+    const extra = all
+      .filter((t) => !kept.has(t.text) && !t.phrase)
+      .map((t) => {
+        const stem = stemmer(t.text);
+        const df = this.termDf(stem);
+        const idf = Math.max(1e-6, Math.log((n - df + 0.5) / (df + 0.5)));
+        return { re: new RegExp(`(^|[^\\p{L}\\p{N}])${escapeRe(stem)}`, 'iu'), idf };
+      });
+    const scored = cands.map((c) => {
+      let bm = c.bm;
+      for (const x of extra) {
+        const w = x.re.test(c.a) ? 4 : x.re.test(c.e) ? 2 : x.re.test(c.b) ? 1 : 0;
+        bm -= w * x.idf;
+      }
+      return { rowid: c.rowid, bm };
+    });
+    scored.sort((x, y) => x.bm - y.bm || x.rowid - y.rowid);
+    const top = scored.slice(0, limit);
+    if (top.length === 0) return [];
+    const docs = this.db
+      .prepare(
+        `SELECT d.rowid AS rowid, d.doc AS doc, w.w AS w FROM rev d LEFT JOIN weight w ON w.id = d.id
+         WHERE d.rowid IN (${top.map(() => '?').join(', ')})`,
+      )
+      .all(...top.map((t) => t.rowid)) as { rowid: number; doc: string; w: number | null }[];
+    const byId = new Map(docs.map((d) => [d.rowid, d]));
+    return top.map((t) => ({
+      rowid: t.rowid,
+      doc: byId.get(t.rowid)!.doc,
+      bm: t.bm,
+      w: byId.get(t.rowid)!.w,
+    }));
+  }
+
+  private docCount(): number {
+    if (this.nDocs === null || this.nDocs.seq + 500 <= this.dfSeq) {
+      this.nDocs = {
+        n: (this.db.prepare('SELECT count(*) AS n FROM rev').get() as { n: number }).n,
+        seq: this.dfSeq,
+      };
+    }
+    return Math.max(1, this.nDocs.n);
   }
 
   private runSearch(terms: QueryTerm[], q: Eligibility, limit: number): RevRow[] {
@@ -377,3 +465,5 @@ export class IndexDb {
 function toHit(r: RevRow): SearchHit {
   return { view: JSON.parse(r.doc) as RevisionView, relevance: -r.bm, weight: r.w ?? 1 };
 }
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

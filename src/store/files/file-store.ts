@@ -36,7 +36,7 @@ export interface FileStoreOptions {
   /** fsync revision files and journal lines (default true). */
   durable?: boolean;
   lockTimeoutMs?: number;
-  /** Test hook: called at named points inside a commit (fault injection). */
+  /** Test hook: called at named points inside a commit and per lineage in a rebuild (fault injection). */
   faultPoint?: (name: string) => void;
 }
 
@@ -475,6 +475,7 @@ export class FileStore implements Store {
         try {
           const lineage = this.readLineageFiles(id);
           if (lineage) {
+            this.fault('during-rebuild');
             this.index.replaceLineage(deriveLineage(lineage));
             report.memories++;
             report.revisions += lineage.length;

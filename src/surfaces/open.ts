@@ -27,8 +27,11 @@ export function storeHome(opts: { store?: string; env?: NodeJS.ProcessEnv }): st
 
 export async function openEngine(opts: OpenOptions = {}): Promise<Engine> {
   const env = opts.env ?? process.env;
+  const lockTimeout = Number(env.MNEME_LOCK_TIMEOUT_MS);
   const store = await FileStore.open(storeHome(opts), {
     durable: env.MNEME_DURABLE !== '0',
+    // How long a writer waits for the store lock before a clear `locked` error (default 10 s).
+    ...(Number.isInteger(lockTimeout) && lockTimeout > 0 ? { lockTimeoutMs: lockTimeout } : {}),
   });
   return new Engine({
     store,

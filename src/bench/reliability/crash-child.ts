@@ -84,6 +84,35 @@ if (mode === 'write') {
     limits: { ...DISTILL_DEFAULTS, maxRunsPerHour: 1_000_000 },
   });
   for (const a of report.applied) ack(`ok ${a.id} ${a.rev} -`);
+} else if (mode === 'read') {
+  // A reader looping recall while others write: every served revision must exist in its
+  // lineage as the lineage's active head at some point — never a torn, half-written state.
+  const stopFile = tag!;
+  const reader = new Engine({
+    ...engine.ctx,
+    binding: JSON.parse(process.env.MNEME_READ_BINDING!),
+  });
+  let reads = 0;
+  let served = 0;
+  const problems: string[] = [];
+  const words = ['concurrency', 'writer', 'mcp', 'distilled', 'race'];
+  while (!fs.existsSync(stopFile) || reads < count) {
+    try {
+      const res = await reader.recall(words[reads % words.length]!, { limit: 20, logUsage: false });
+      for (const r of res.results) {
+        served++;
+        const lineage = await store.getLineage(r.id);
+        const rev = lineage?.find((v) => v.rev === r.rev);
+        if (!rev) problems.push(`served ${r.id} rev ${r.rev} without that revision in its lineage`);
+        else if (rev.abstract !== r.abstract) problems.push(`served ${r.id} rev ${r.rev} torn`);
+      }
+    } catch (e) {
+      problems.push(`recall failed: ${(e as Error).message}`);
+    }
+    reads++;
+    await new Promise((r) => setTimeout(r, 5)); // leave the cores to the writers
+  }
+  process.stdout.write(JSON.stringify({ reads, served, problems: problems.slice(0, 20) }));
 } else {
   process.stderr.write(`unknown mode ${mode}\n`);
   process.exit(2);

@@ -124,6 +124,8 @@ export class FileStore implements Store {
   private needsRecovery(): boolean {
     if (fs.existsSync(this.layout.intentFile)) return true;
     if (!this.index.schemaOk) return true;
+    // A torn last line must go before the next append, or that append would be glued to it.
+    if (this.journalFiles.hasTornTail()) return true;
     return this.index.journalSeq !== this.journalFiles.head().seq;
   }
 

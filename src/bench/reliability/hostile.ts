@@ -93,11 +93,6 @@ export async function runHostile(workDir: string): Promise<HostileReport> {
   };
   const remember = (o: Record<string, unknown>) =>
     engine.apply([{ op: 'remember', type: 'fact', ...o }], HUMAN);
-  const firstId = (v: unknown) => (v as { id: string }[])[0]!.id;
-  const readBack = async (v: unknown) => {
-    const lineage = await store.getLineage(firstId(v));
-    return lineage![lineage!.length - 1]!;
-  };
 
   // --- path traversal and absolute paths -------------------------------------------------
   const P = 'path-traversal';

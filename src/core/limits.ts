@@ -17,6 +17,9 @@ export const LIMITS = {
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 // eslint-disable-next-line no-control-regex
 const CONTROL_OR_NEWLINE = /[\u0000-\u001f\u007f]/;
+// An unpaired UTF-16 surrogate cannot be written as UTF-8: it would be silently replaced on disk.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const notUtf8 = (v: string) => v.includes('\ufffd') || LONE_SURROGATE.test(v);
 
 export function checkLine(value: string, what: string, max: number): string {
   if (CONTROL_OR_NEWLINE.test(value)) {
@@ -25,7 +28,7 @@ export function checkLine(value: string, what: string, max: number): string {
       `${what} must be one line of plain text`,
     );
   }
-  if (value.includes('\ufffd')) throw invalid(`${what} is not valid UTF-8`);
+  if (notUtf8(value)) throw invalid(`${what} is not valid UTF-8`);
   const trimmed = value.trim();
   if ([...trimmed].length > max) {
     throw invalid(
@@ -42,7 +45,7 @@ export function checkBody(value: string): string {
       'body contains a NUL or control character',
       'remove binary content from the body',
     );
-  if (value.includes('\ufffd')) throw invalid('body is not valid UTF-8');
+  if (notUtf8(value)) throw invalid('body is not valid UTF-8');
   const bytes = Buffer.byteLength(value, 'utf8');
   if (bytes > LIMITS.bodyBytes) {
     throw invalid(

@@ -116,7 +116,12 @@ export function parseRevision(text: string, where = 'memory file'): Revision {
   }
   let data: unknown;
   try {
-    data = parse(text.slice(4, end + 1), { schema: 'core', uniqueKeys: true, maxAliasCount: 0 });
+    data = parse(text.slice(4, end + 1), {
+      schema: 'core',
+      uniqueKeys: true,
+      maxAliasCount: 0,
+      logLevel: 'error', // a hand-edited file's oddities are reported as errors, not printed
+    });
   } catch (e) {
     throw new MnemeError(
       'corrupt',

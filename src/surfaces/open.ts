@@ -47,7 +47,12 @@ export async function openStore(opts: OpenOptions = {}): Promise<Store> {
     const { PostgresStore } = await import('../store/postgres/postgres-store.js');
     return PostgresStore.open(db, { tenant });
   }
-  return FileStore.open(storeHome(opts), { durable: env.MNEME_DURABLE !== '0' });
+  const lockTimeout = Number(env.MNEME_LOCK_TIMEOUT_MS);
+  return FileStore.open(storeHome(opts), {
+    durable: env.MNEME_DURABLE !== '0',
+    // How long a writer waits for the store lock before a clear `locked` error (default 10 s).
+    ...(Number.isInteger(lockTimeout) && lockTimeout > 0 ? { lockTimeoutMs: lockTimeout } : {}),
+  });
 }
 
 export async function openEngine(opts: OpenOptions = {}): Promise<Engine> {

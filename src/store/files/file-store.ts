@@ -36,7 +36,7 @@ export interface FileStoreOptions {
   /** fsync revision files and journal lines (default true). */
   durable?: boolean;
   lockTimeoutMs?: number;
-  /** Test hook: called at named points inside a commit (fault injection). */
+  /** Test hook: called at named points inside a commit and per lineage in a rebuild (fault injection). */
   faultPoint?: (name: string) => void;
 }
 
@@ -124,6 +124,8 @@ export class FileStore implements Store {
   private needsRecovery(): boolean {
     if (fs.existsSync(this.layout.intentFile)) return true;
     if (!this.index.schemaOk) return true;
+    // A torn last line must go before the next append, or that append would be glued to it.
+    if (this.journalFiles.hasTornTail()) return true;
     return this.index.journalSeq !== this.journalFiles.head().seq;
   }
 
@@ -475,6 +477,7 @@ export class FileStore implements Store {
         try {
           const lineage = this.readLineageFiles(id);
           if (lineage) {
+            this.fault('during-rebuild');
             this.index.replaceLineage(deriveLineage(lineage));
             report.memories++;
             report.revisions += lineage.length;

@@ -143,6 +143,23 @@ export class JournalFiles {
     return { ok: true, entries: count, head, firstBad: null };
   }
 
+  /** Whether the last segment ends mid-line (a crash or a full disk cut an append short). */
+  hasTornTail(): boolean {
+    const segs = this.segments();
+    const last = segs[segs.length - 1];
+    if (!last) return false;
+    const size = fs.statSync(last).size;
+    if (size === 0) return false;
+    const fd = fs.openSync(last, 'r');
+    try {
+      const b = Buffer.alloc(1);
+      fs.readSync(fd, b, 0, 1, size - 1);
+      return b[0] !== 0x0a;
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
   /** Drops an unterminated last line left by a crash mid-append (it was never committed). */
   repairTornTail(): boolean {
     const segs = this.segments();

@@ -24,7 +24,31 @@ export function checkTranscript(p: string, cwd: string): { file: string } | { pr
     return { problem: 'transcript file does not exist' };
   }
   if (!st.isFile()) return { problem: 'transcript path is not a regular file' };
+  // A transcript is JSONL: a payload naming some other file (/etc/passwd, a key) must not get
+  // that file copied into the archive.
+  if (!looksLikeJsonl(file)) return { problem: 'transcript file is not JSONL (no JSON object)' };
   return { file };
+}
+
+function looksLikeJsonl(file: string): boolean {
+  const buf = Buffer.alloc(512);
+  let n = 0;
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      n = fs.readSync(fd, buf, 0, buf.length, 0);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+  const head = buf
+    .subarray(0, n)
+    .toString('utf8')
+    .replace(/^\ufeff/, '')
+    .trimStart();
+  return head === '' || head.startsWith('{');
 }
 
 export function archiveIncrement(

@@ -1,0 +1,120 @@
+// The process the crash suite kills: it writes to a store through the real engine and, when
+// MNEME_CRASH_POINT names a fault point, SIGKILLs itself the MNEME_CRASH_AT-th time that point is
+// reached — no cleanup, no finally blocks, exactly what a host killing a hook does.
+// `node crash-child.js <write|rebuild|distill> <store> <tag> <count>`; every acknowledged write
+// is appended to <store>/../acks-<tag>.log before the next one starts.
+import fs from 'node:fs';
+import path from 'node:path';
+import { SchemaRegistry } from '../../core/schema.js';
+import { distillSession, DISTILL_DEFAULTS } from '../../engine/distill.js';
+import { Engine } from '../../engine/engine.js';
+import { FileStore } from '../../store/files/file-store.js';
+import { SessionFiles } from '../../store/files/session-files.js';
+import { CRASH_BINDING } from './kill.js';
+
+const [mode, storeDir, tag, countText] = process.argv.slice(2);
+const point = process.env.MNEME_CRASH_POINT ?? '';
+const at = Number(process.env.MNEME_CRASH_AT ?? '1');
+let hits = 0;
+const faultPoint = (name: string) => {
+  if (name === point && ++hits === at) process.kill(process.pid, 'SIGKILL');
+};
+
+const acks = path.join(path.dirname(storeDir!), `acks-${tag}.log`);
+const ack = (line: string) => fs.appendFileSync(acks, `${line}\n`);
+
+const store = await FileStore.open(storeDir!, {
+  durable: false,
+  lockTimeoutMs: 10_000,
+  faultPoint,
+});
+const engine = new Engine({
+  store,
+  clock: () => new Date(),
+  registry: new SchemaRegistry(),
+  binding: CRASH_BINDING,
+  surface: 'human',
+});
+const actor = { kind: 'agent' as const, session: tag };
+const count = Number(countText);
+
+if (mode === 'write') {
+  // A mix of every kind of revision: new lineages, supersessions, corrections, retractions.
+  const mine: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const target = mine.length > 0 ? mine[i % mine.length]! : null;
+    const kind =
+      !target || i % 4 === 0 ? 'remember' : (['supersede', 'correct', 'retract'] as const)[i % 3]!;
+    const words = `${tag} step ${i} kiwi${i} crash`;
+    const op =
+      kind === 'remember'
+        ? { op: 'remember', type: 'fact', abstract: `note ${words}`, body: `body of ${words}` }
+        : kind === 'retract'
+          ? { op: 'retract', id: target, reason: `retract ${words}` }
+          : { op: kind, id: target, abstract: `revised ${words}`, reason: `revise ${words}` };
+    const settled = await engine.applyEach([op], actor);
+    const s = settled[0]!;
+    if (s.ok) {
+      ack(`ok ${s.result.id} ${s.result.rev} ${s.result.seq}`);
+      if (kind === 'remember') mine.push(s.result.id);
+      if (kind === 'retract') mine.splice(mine.indexOf(target!), 1);
+    } else {
+      ack(`refused ${s.error.code} ${s.error.message.replace(/\n/g, ' ')}`);
+    }
+  }
+} else if (mode === 'rebuild') {
+  await engine.rebuild();
+  ack('rebuilt');
+} else if (mode === 'distill') {
+  // The executor is in-process here: the crash under test is the apply, not the model call.
+  const sessions = new SessionFiles(storeDir!, false);
+  const lines = Array.from({ length: count }, (_, i) =>
+    JSON.stringify({
+      op: 'new',
+      type: 'fact',
+      abstract: `distilled ${tag} point ${i} mango${i}`,
+      evidence: [[1, 1]],
+    }),
+  ).join('\n');
+  const report = await distillSession(engine.ctx, sessions, async () => lines, {
+    host: 'generic',
+    session: tag!,
+    handoff: false,
+    dryRun: false,
+    limits: { ...DISTILL_DEFAULTS, maxRunsPerHour: 1_000_000 },
+  });
+  for (const a of report.applied) ack(`ok ${a.id} ${a.rev} -`);
+} else if (mode === 'read') {
+  // A reader looping recall while others write: every served revision must exist in its
+  // lineage as the lineage's active head at some point — never a torn, half-written state.
+  const stopFile = tag!;
+  const reader = new Engine({
+    ...engine.ctx,
+    binding: JSON.parse(process.env.MNEME_READ_BINDING!),
+  });
+  let reads = 0;
+  let served = 0;
+  const problems: string[] = [];
+  const words = ['concurrency', 'writer', 'mcp', 'distilled', 'race'];
+  while (!fs.existsSync(stopFile) || reads < count) {
+    try {
+      const res = await reader.recall(words[reads % words.length]!, { limit: 20, logUsage: false });
+      for (const r of res.results) {
+        served++;
+        const lineage = await store.getLineage(r.id);
+        const rev = lineage?.find((v) => v.rev === r.rev);
+        if (!rev) problems.push(`served ${r.id} rev ${r.rev} without that revision in its lineage`);
+        else if (rev.abstract !== r.abstract) problems.push(`served ${r.id} rev ${r.rev} torn`);
+      }
+    } catch (e) {
+      problems.push(`recall failed: ${(e as Error).message}`);
+    }
+    reads++;
+    await new Promise((r) => setTimeout(r, 5)); // leave the cores to the writers
+  }
+  process.stdout.write(JSON.stringify({ reads, served, problems: problems.slice(0, 20) }));
+} else {
+  process.stderr.write(`unknown mode ${mode}\n`);
+  process.exit(2);
+}
+await engine.close();

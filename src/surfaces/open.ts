@@ -7,7 +7,8 @@ import type { Clock } from '../core/time.js';
 import type { Binding } from '../engine/context.js';
 import { Engine } from '../engine/engine.js';
 import { FileStore } from '../store/files/file-store.js';
-import { bindProject } from './project.js';
+import { bindProject, findRepoRoot } from './project.js';
+import { projectFiles } from './source-files.js';
 
 export interface OpenOptions {
   store?: string;
@@ -30,11 +31,19 @@ export async function openEngine(opts: OpenOptions = {}): Promise<Engine> {
   const store = await FileStore.open(storeHome(opts), {
     durable: env.MNEME_DURABLE !== '0',
   });
+  const cwd = opts.cwd ?? process.cwd();
+  let files;
+  try {
+    files = projectFiles(findRepoRoot(cwd)?.root ?? cwd);
+  } catch {
+    files = undefined; // an unreadable working directory: no source bindings from here
+  }
   return new Engine({
     store,
+    ...(files ? { files } : {}),
     clock: opts.clock ?? (() => new Date()),
     registry: new SchemaRegistry(),
-    binding: opts.binding ?? bindProject(opts.cwd ?? process.cwd()),
+    binding: opts.binding ?? bindProject(cwd),
     surface: opts.surface ?? 'human',
   });
 }

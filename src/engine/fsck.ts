@@ -342,11 +342,22 @@ export async function fsckFix(
     const issue = issues.find((i) => i.id === id);
     const plan = plans.get(id);
     if (!issue) {
-      out.push({
-        id,
-        status: 'not_found',
-        message: 'not found now (fixed already, or the id is from another state)',
-      });
+      // Killed after its fix committed but before the checkpoint: the fix's idempotency key is
+      // in the journal, so record the checkpoint now instead of reporting it lost.
+      const prior = await ctx.store.findIdempotent(`fsck:${id}:0`);
+      if (prior) {
+        await checkpoint(ctx, id, 'resumed', prior.target?.id, { resumed_from_seq: prior.seq });
+        out.push({
+          id,
+          status: 'fixed',
+          message: 'resumed: the fix was applied before an interruption',
+        });
+      } else
+        out.push({
+          id,
+          status: 'not_found',
+          message: 'not found now (fixed already, or the id is from another state)',
+        });
       continue;
     }
     if (!plan) {
@@ -377,21 +388,31 @@ export async function fsckFix(
       };
     }
     opts.afterFix?.(++n);
-    await applyEach(
-      ctx,
-      [
-        {
-          op: 'fsck_fix',
-          issue: id,
-          fix: issue.fix ?? issue.phase,
-          ...(issue.memory ? { memory: issue.memory } : {}),
-          result: JSON.parse(JSON.stringify(result)),
-          idempotency_key: `fsck-done:${id}`,
-        },
-      ],
-      FSCK_ACTOR,
-    );
+    await checkpoint(ctx, id, issue.fix ?? issue.phase, issue.memory, result);
     out.push({ id, status: 'fixed' });
   }
   return out;
+}
+
+async function checkpoint(
+  ctx: EngineContext,
+  id: string,
+  fix: string,
+  memory: string | undefined,
+  result: Record<string, unknown>,
+) {
+  await applyEach(
+    ctx,
+    [
+      {
+        op: 'fsck_fix',
+        issue: id,
+        fix: fix.slice(0, 300),
+        ...(memory ? { memory } : {}),
+        result: JSON.parse(JSON.stringify(result)) as Record<string, unknown>,
+        idempotency_key: `fsck-done:${id}`,
+      },
+    ],
+    FSCK_ACTOR,
+  );
 }

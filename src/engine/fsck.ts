@@ -217,7 +217,7 @@ export async function fsck(ctx: EngineContext, opts: FsckOptions = {}): Promise<
         },
         m.rev,
       );
-    if (m.provenance.length === 0 && m.actor.kind !== 'human')
+    if (m.provenance.length === 0 && !['human', 'sleep', 'fsck', 'system'].includes(m.actor.kind))
       add(
         'quality',
         'no_provenance',

@@ -289,6 +289,7 @@ export async function sleep(ctx: EngineContext, opts: SleepOptions = {}): Promis
         rel: 'relates_to',
         target: b.id,
         reason: `co-recalled ${n} times`,
+        provenance: a.provenance,
       },
     })),
     ...dupRetracts.map(({ keep, drop }) => ({

@@ -23,6 +23,7 @@ export const RevisionSchema = z
       'import',
       'link',
       'merge',
+      'quarantine',
     ]),
     type: z.string().regex(/^[a-z][a-z0-9_-]{0,39}$/),
     scope: z.string().regex(/^(global|[a-z0-9][a-z0-9-]{0,60}-[0-9a-f]{8})$/),

@@ -42,7 +42,8 @@ export type RevisionOp =
   | 'external_edit'
   | 'import'
   | 'link'
-  | 'merge';
+  | 'merge'
+  | 'quarantine';
 
 export type LinkRel = 'supersedes' | 'derived_from' | 'contradicts' | 'relates_to';
 export interface Link {

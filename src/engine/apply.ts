@@ -20,6 +20,8 @@ import {
 } from './build.js';
 import { readableScopes, type EngineContext } from './context.js';
 import { armTombstone, passGates } from './gates.js';
+import { applyCheckSource, buildRevalidate } from './drift.js';
+import { buildQuarantine, checkMaintenanceActor, journalOnly } from './maintenance-ops.js';
 import { HUMAN_ONLY_OPS, Op, type ApplyResult } from './ops.js';
 import {
   applyConfirm,
@@ -105,6 +107,29 @@ async function journalRefusal(
   await ctx.store.commit({ body, revision: null });
 }
 
+/**
+ * A memory file edited by hand since its last revision is never silently overwritten: the edit
+ * is recorded first (external_edit: actor external, untrusted, review pending, with a proposal)
+ * and the write that would have replaced it is refused so its author can look again.
+ */
+async function refuseOverHandEdit(ctx: EngineContext, before: Revision, actor: Actor) {
+  const edit = ctx.store.handEdited ? await ctx.store.handEdited(before) : null;
+  if (!edit) return;
+  const recorded = await applyLocked(
+    ctx,
+    { op: 'external_edit', id: before.id, text: edit.text, path: edit.path },
+    { kind: 'system', surface: 'write' },
+  );
+  throw new MnemeError(
+    'conflict',
+    `${before.id} was edited by hand (${edit.path}); the edit was recorded as rev ${recorded.rev} for review before your ${actor.kind} write could overwrite it`,
+    {
+      hint: `read it again (\`mneme read ${before.id}\`) and retry against rev ${recorded.rev}`,
+      details: { current_rev: recorded.rev, proposal: recorded.proposal },
+    },
+  );
+}
+
 /** Applies one op; the caller holds the write lock. Review decisions re-enter here. */
 export async function applyLocked(ctx: EngineContext, op: Op, actor: Actor): Promise<ApplyResult> {
   if (HUMAN_ONLY_OPS.has(op.op) && actor.kind !== 'human') {
@@ -170,6 +195,19 @@ export async function applyLocked(ctx: EngineContext, op: Op, actor: Actor): Pro
       return applyDecide(ctx, op, actor, now, req, (o) => applyLocked(ctx, o, actor));
     case 'propose':
       return applyPropose(ctx, op, actor, now, req);
+    case 'check_source':
+      return applyCheckSource(ctx, op, actor, now);
+    case 'revalidate':
+      built = await buildRevalidate(ctx, op, actor, now);
+      break;
+    case 'quarantine':
+      checkMaintenanceActor(op.op, actor);
+      built = await buildQuarantine(ctx, op, actor, now);
+      break;
+    case 'sleep_pass':
+    case 'fsck_fix':
+      checkMaintenanceActor(op.op, actor);
+      return journalOnly(ctx, op, actor, now, req);
     case 'arm': {
       if (!readableScopes(ctx.binding).includes(op.scope))
         throw new MnemeError('refused', `cannot arm a tombstone in scope ${op.scope} from here`);
@@ -198,6 +236,8 @@ export async function applyLocked(ctx: EngineContext, op: Op, actor: Actor): Pro
     }
   }
   if (!('candidate' in built)) return built;
+  if (built.before && op.op !== 'external_edit' && op.op !== 'import')
+    await refuseOverHandEdit(ctx, built.before, actor);
   const isImport = op.op === 'import';
   const gated = await passGates(ctx, built.candidate, {
     tombstones: !isImport || (op.revision.rev === op.final_rev && op.final_active === true),
@@ -264,9 +304,21 @@ export async function applyLocked(ctx: EngineContext, op: Op, actor: Actor): Pro
         : null;
   const proposal = gated.quarantined
     ? quarantineProposal(ctx, revision, gated.findings, actor, now)
-    : op.op === 'external_edit' && built.before
-      ? externalEditProposal(ctx, built.before, revision, now)
-      : undefined;
+    : op.op === 'quarantine'
+      ? quarantineProposal(
+          ctx,
+          revision,
+          op.rules.map((rule, i) => ({
+            kind: 'injection' as const,
+            rule,
+            excerpt: op.evidence?.[i] ?? 'found by fsck with the current screen',
+          })),
+          actor,
+          now,
+        )
+      : op.op === 'external_edit' && built.before
+        ? externalEditProposal(ctx, built.before, revision, now)
+        : undefined;
   const entry = await ctx.store.commit({
     body: journalBody(
       op,
@@ -277,7 +329,12 @@ export async function applyLocked(ctx: EngineContext, op: Op, actor: Actor): Pro
       { id: revision.id, scope: revision.scope },
       built.before ? { rev: built.before.rev, hash: revisionHash(built.before) } : null,
       { rev: revision.rev, hash: revisionHash(revision) },
-      proposal ? { proposal: proposal.id } : undefined,
+      proposal || built.freshSource
+        ? {
+            ...(proposal ? { proposal: proposal.id } : {}),
+            ...(built.freshSource ? { source_bound: true } : {}),
+          }
+        : undefined,
     ),
     revision,
     ...(tombstone ? { tombstone: { arm: tombstone } } : {}),

@@ -11,8 +11,9 @@ import { GLOBAL_SCOPE } from '../core/scope.js';
 import { deriveSlug } from '../core/slug.js';
 import { toIso } from '../core/time.js';
 import { assignTrust } from '../core/trust.js';
-import type { Actor, Revision, RevisionView } from '../core/types.js';
+import type { Actor, Revision, RevisionView, SourceBinding } from '../core/types.js';
 import { readableScopes, type EngineContext } from './context.js';
+import { bindSource } from './source-binding.js';
 import { checkTombstones } from './gates.js';
 import type {
   ApplyResult,
@@ -30,6 +31,8 @@ export type Built =
       before: RevisionView | null;
       conflictWith?: RevisionView;
       skipScreen?: boolean;
+      /** The engine hashed the candidate's source just now (journaled; resets freshness). */
+      freshSource?: boolean;
     }
   | ApplyResult;
 
@@ -68,6 +71,9 @@ function cleanGlobs(globs: string[] | undefined): string[] {
   return out;
 }
 
+const withSourceProvenance = (p: string[], s: SourceBinding | null) =>
+  s ? [...p.filter((x) => !x.startsWith('file:')), `file:${s.path}@${s.sha256.slice(0, 12)}`] : p;
+
 const reasonOf = (r: string | undefined) =>
   r === undefined ? null : checkLine(r, 'reason', LIMITS.reasonChars);
 
@@ -90,6 +96,7 @@ export async function buildRemember(
   if (validTo !== null && validTo <= validFrom) throw invalid('valid_to must be after valid_from');
   const slug = deriveSlug(schema, fields, abstract, `${validFrom}\u0000${abstract}\u0000${body}`);
   const tags = cleanTags(op.tags);
+  const source = op.source !== undefined ? bindSource(ctx, op.source) : null;
   const candidate = () =>
     newRevision(
       ctx,
@@ -105,6 +112,7 @@ export async function buildRemember(
       fields,
       validFrom,
       validTo,
+      source,
     );
   const existing = await ctx.store.findLiveBySlug(scope, schema.name, slug);
   if (existing) {
@@ -134,7 +142,7 @@ export async function buildRemember(
       },
     );
   }
-  return { candidate: candidate(), before: null };
+  return { candidate: candidate(), before: null, freshSource: source !== null };
 }
 
 function newRevision(
@@ -151,6 +159,7 @@ function newRevision(
   fields: Record<string, string>,
   validFrom: string,
   validTo: string | null,
+  source: SourceBinding | null = null,
 ): Revision {
   return {
     id: newMemoryId(ctx.clock()),
@@ -166,15 +175,15 @@ function newRevision(
     links: op.links ?? [],
     status: 'active',
     rejected: false,
-    trust: assignTrust(actor, {}),
+    trust: assignTrust(actor, { freshSource: source !== null }),
     review: 'none',
     quarantine: null,
     valid_from: validFrom,
     valid_to: validTo,
     recorded_at: now,
     actor,
-    provenance: op.provenance ?? [],
-    source: null,
+    provenance: withSourceProvenance(op.provenance ?? [], source),
+    source,
     applies_to: cleanGlobs(op.applies_to),
     reason: reasonOf(op.reason),
   };
@@ -276,10 +285,12 @@ export async function buildRevise(
       });
     }
   }
+  const source = op.source !== undefined ? bindSource(ctx, op.source) : cur.source;
   const candidate: Revision = {
     ...toRevision(cur),
     rev: cur.rev + 1,
     op: op.op,
+    source,
     slug,
     abstract,
     body,
@@ -290,14 +301,14 @@ export async function buildRevise(
     valid_to: validTo,
     recorded_at: now,
     actor,
-    trust: assignTrust(actor, {}),
+    trust: assignTrust(actor, { freshSource: op.source !== undefined }),
     review: 'none',
     quarantine: null,
-    provenance: op.provenance ?? [],
+    provenance: withSourceProvenance(op.provenance ?? [], op.source !== undefined ? source : null),
     applies_to: op.applies_to !== undefined ? cleanGlobs(op.applies_to) : cur.applies_to,
     reason: reasonOf(op.reason),
   };
-  return { candidate, before: cur };
+  return { candidate, before: cur, freshSource: op.source !== undefined };
 }
 
 export async function buildRetract(

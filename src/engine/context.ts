@@ -12,6 +12,20 @@ export interface Binding {
   identity: string | null;
 }
 
+/**
+ * The project's files, as the engine may read them for source bindings (injected by a surface
+ * so the engine stays testable). Paths are project-relative and already checked by the engine;
+ * a reader must still refuse anything that resolves outside `root` or is not a regular file.
+ */
+export interface SourceFiles {
+  root: string;
+  read(rel: string): Buffer | null;
+  /** The commit HEAD points at; null without a repository or before the first commit. */
+  head(): string | null;
+  /** Whether `commit` is HEAD or one of its ancestors; null when that cannot be told. */
+  isAncestor(commit: string): boolean | null;
+}
+
 export interface EngineContext {
   store: Store;
   clock: Clock;
@@ -19,6 +33,8 @@ export interface EngineContext {
   binding: Binding;
   /** Human surfaces may see quarantined memories; agent surfaces never do. */
   surface: 'human' | 'agent';
+  /** The bound project's files (source binding and drift); absent where there is no project. */
+  files?: SourceFiles;
 }
 
 export const readableScopes = (b: Binding): string[] =>

@@ -3,7 +3,8 @@
 // predicate (invariant 10); the block is rendered in the untrusted-data envelope and what was
 // injected is recorded as usage.
 import path from 'node:path';
-import { sha256 } from '../core/hash.js';
+import { judgeSource } from '../core/source.js';
+import type { FreshnessRecord } from '../store/port.js';
 import { matchGlob } from '../core/glob.js';
 import {
   autoInjectable,
@@ -25,6 +26,8 @@ export interface InjectOptions extends RenderOptions {
   actor?: string;
   /** Record `inject` usage events (default true). */
   logUsage?: boolean;
+  /** Journaled freshness of the candidates (filled in by the block builders). */
+  persisted?: Map<string, FreshnessRecord>;
 }
 
 export interface InjectResult {
@@ -39,14 +42,16 @@ export const FILE_BLOCK_DEFAULTS = { maxBytes: 2 * 1024, maxLines: 12 } as const
 
 function freshnessOf(v: RevisionView, opts: InjectOptions): Freshness {
   if (v.source === null || v.source === undefined) return 'unbound';
+  // A journaled drift or disappearance holds until revalidated, whatever the file says now.
+  const rec = opts.persisted?.get(v.id);
+  if (rec && rec.freshness !== 'fresh') return rec.freshness;
   // Unverifiable is withheld: no root or no reader means we cannot say it is fresh.
   if (!opts.projectRoot || !opts.readFile) return 'missing';
   const abs = path.resolve(opts.projectRoot, v.source.path);
   const rel = path.relative(opts.projectRoot, abs);
   if (rel.startsWith('..') || path.isAbsolute(rel)) return 'missing';
   const data = opts.readFile(abs);
-  if (data === null) return 'missing';
-  return sha256(data) === v.source.sha256 ? 'fresh' : 'drifted';
+  return judgeSource(v.source, { bytes: data, commitReachable: null }).freshness;
 }
 
 async function withWeights(
@@ -123,6 +128,14 @@ async function sessionCandidates(
   }
 }
 
+async function persisted(
+  ctx: EngineContext,
+  candidates: { view: RevisionView }[],
+): Promise<Map<string, FreshnessRecord>> {
+  const bound = candidates.filter((c) => c.view.source).map((c) => c.view.id);
+  return bound.length > 0 && ctx.store.freshness ? ctx.store.freshness(bound) : new Map();
+}
+
 async function record(ctx: EngineContext, ids: string[], query: string, opts: InjectOptions) {
   if (ids.length === 0 || opts.logUsage === false) return;
   await ctx.store.appendUsage([
@@ -143,7 +156,10 @@ export async function sessionStartBlock(
   opts: InjectOptions,
 ): Promise<InjectResult> {
   const candidates = await sessionCandidates(ctx, opts.maxLines ?? 80);
-  const { entries, views: byId } = admitted(ctx, candidates, opts);
+  const { entries, views: byId } = admitted(ctx, candidates, {
+    ...opts,
+    persisted: await persisted(ctx, candidates),
+  });
   // Only the latest handoff of the bound project is shown; older ones are stale by nature.
   const handoffs = entries
     .filter((e) => e.type === 'handoff' && byId.get(e.id)?.scope === ctx.binding.project)
@@ -190,7 +206,11 @@ export async function fileBlock(
         Array.isArray(v.applies_to) &&
         v.applies_to.some((g) => typeof g === 'string' && matchGlob(rel, g))),
   );
-  const { entries } = admitted(ctx, await withWeights(ctx, relevant), opts);
+  const weighted = await withWeights(ctx, relevant);
+  const { entries } = admitted(ctx, weighted, {
+    ...opts,
+    persisted: await persisted(ctx, weighted),
+  });
   const { text, ids } = renderInjection(orderEntries(entries), {
     maxBytes: opts.maxBytes ?? FILE_BLOCK_DEFAULTS.maxBytes,
     maxLines: opts.maxLines ?? FILE_BLOCK_DEFAULTS.maxLines,

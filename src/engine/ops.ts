@@ -182,7 +182,66 @@ export const ArmOp = z
   .object({ op: z.literal('arm'), value: z.string().max(2000), scope: z.string(), ...common })
   .strict();
 
+/** Re-read a bound memory's source and journal its freshness if it moved (engine-observed). */
+export const CheckSourceOp = idOnly('check_source');
+
+/** Bind a drifted or missing memory to its source's current content: a new revision. */
+export const RevalidateOp = z
+  .object({
+    op: z.literal('revalidate'),
+    id: z.string(),
+    expected_rev: z.number().int().positive().optional(),
+    source: z.string().optional(),
+    ...common,
+  })
+  .strict();
+
+/** Withhold a memory whose stored text fails today's screen (fsck); only ever restricts. */
+export const QuarantineOp = z
+  .object({
+    op: z.literal('quarantine'),
+    id: z.string(),
+    expected_rev: z.number().int().positive().optional(),
+    rules: z.array(z.string().max(100)).min(1).max(20),
+    evidence: z.array(z.string().max(500)).max(20).optional(),
+    ...common,
+  })
+  .strict();
+
+/** A sleep pass's record: the weight watermark it computed at and what it changed. */
+export const SleepPassOp = z
+  .object({
+    op: z.literal('sleep_pass'),
+    weights_at: z.string(),
+    scopes: z.array(z.string()).max(10),
+    changed: z.record(z.number()),
+    report: z.string().max(300).optional(),
+    ...common,
+  })
+  .strict();
+
+/** fsck's checkpoint: the issue `issue` was fixed (its fix op is already committed). */
+export const FsckFixOp = z
+  .object({
+    op: z.literal('fsck_fix'),
+    issue: z.string().max(80),
+    fix: z.string().max(300),
+    memory: z.string().optional(),
+    result: z.record(z.unknown()).optional(),
+    ...common,
+  })
+  .strict();
+
+/** Maintenance ops only the system's own maintenance actors may journal. */
+export const MAINTENANCE_OPS = new Set(['sleep_pass', 'fsck_fix']);
+export const MAINTENANCE_ACTORS = new Set(['sleep', 'fsck', 'system', 'human']);
+
 export const Op = z.discriminatedUnion('op', [
+  CheckSourceOp,
+  RevalidateOp,
+  QuarantineOp,
+  SleepPassOp,
+  FsckFixOp,
   SetPassphraseOp,
   ArmOp,
   RememberOp,
@@ -207,6 +266,8 @@ export type ImportOp = z.infer<typeof ImportOp>;
 export type ProposeOp = z.infer<typeof ProposeOp>;
 export type DecideOp = z.infer<typeof DecideOp>;
 export type ExternalEditOp = z.infer<typeof ExternalEditOp>;
+export type RevalidateOp = z.infer<typeof RevalidateOp>;
+export type QuarantineOp = z.infer<typeof QuarantineOp>;
 
 /** Ops only a person on a human surface may apply (invariant 9). */
 export const HUMAN_ONLY_OPS = new Set(['confirm', 'release', 'lift', 'decide', 'set_passphrase']);
@@ -222,6 +283,8 @@ export interface ApplyResult {
   trust?: string;
   quarantined?: boolean;
   redacted?: string[];
+  /** check_source: the freshness observed (journaled only when it moved). */
+  freshness?: string;
   /** A proposal opened by this op (conflict, quarantine, external edit, or propose). */
   proposal?: string;
 }

@@ -27,6 +27,8 @@ import type { SearchHit } from '../store/port.js';
 import { toIso } from '../core/time.js';
 import type { Actor, Freshness, Trust } from '../core/types.js';
 import { readableScopes, type EngineContext } from './context.js';
+import { applyEach } from './apply.js';
+import { effectiveFreshness, observeSource, persistedFreshness } from './drift.js';
 
 export interface RecallOptions {
   limit?: number;
@@ -37,6 +39,8 @@ export interface RecallOptions {
   /** Record a usage event (default true). */
   logUsage?: boolean;
   actor?: Actor;
+  /** How many of the top bound results get their source re-read (default 5; 0 = none). */
+  freshnessChecks?: number;
   /** Ranker switches (defaults: all on); for benchmarks and ablations. */
   ranker?: Partial<RankerOptions>;
 }
@@ -128,6 +132,12 @@ export async function recall(
     review: v.review,
     ...(opts.explain ? { explain: roundParts(parts) } : {}),
   }));
+  await labelFreshness(
+    ctx,
+    ranked.map((r) => r.hit.view),
+    results,
+    opts.freshnessChecks ?? 5,
+  );
   const response: RecallResponse = { query, results };
   if (opts.explain)
     response.excluded = await exclusionTrace(
@@ -149,6 +159,47 @@ export async function recall(
     ]);
   }
   return response;
+}
+
+/**
+ * Freshness of each result: the journaled verdict, and for a bounded shortlist (the top bound
+ * results) a fresh look at the file; a verdict that moved is journaled through the write path.
+ */
+async function labelFreshness(
+  ctx: EngineContext,
+  views: import('../core/types.js').RevisionView[],
+  results: RecallResult[],
+  checks: number,
+): Promise<void> {
+  const bound = views.filter((v) => v.source);
+  if (bound.length === 0) return;
+  const persisted = await persistedFreshness(
+    ctx,
+    bound.map((v) => v.id),
+  );
+  const moved: string[] = [];
+  for (const v of bound.slice(0, checks)) {
+    if (!v.current) continue;
+    const seen = observeSource(ctx, v.source);
+    if (seen && seen.freshness !== effectiveFreshness(v, persisted.get(v.id))) moved.push(v.id);
+  }
+  const fresh = new Map<string, string>();
+  if (moved.length > 0) {
+    const settled = await applyEach(
+      ctx,
+      moved.map((id) => ({ op: 'check_source', id })),
+      { kind: 'system', surface: 'recall' },
+    );
+    settled.forEach((s, i) => {
+      if (s.ok && s.result.freshness) fresh.set(moved[i]!, s.result.freshness);
+    });
+  }
+  for (const r of results) {
+    const v = bound.find((x) => x.id === r.id && x.rev === r.rev);
+    if (!v) continue;
+    r.freshness = (fresh.get(r.id) ??
+      effectiveFreshness(v, persisted.get(v.id))) as RecallResult['freshness'];
+  }
 }
 
 /**

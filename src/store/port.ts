@@ -94,6 +94,37 @@ export interface RebuildReport {
   handEdits: { path: string; id: string | null; text: string }[];
 }
 
+/** A bound memory's journaled freshness (the last check_source entry about it). */
+export interface FreshnessRecord {
+  /** The revision it was observed for; a newer revision was bound fresh by the engine. */
+  rev: number;
+  freshness: 'fresh' | 'drifted' | 'missing';
+  observed_sha: string | null;
+  at: string;
+}
+
+/** What an adapter's own integrity check found (fsck's first phase). */
+export interface IntegrityFinding {
+  kind:
+    | 'journal_chain'
+    | 'revision_hash'
+    | 'revision_unreadable'
+    | 'revision_unjournaled'
+    | 'index_stale'
+    | 'index_missing'
+    | 'orphan_file'
+    | 'half_done_write'
+    | 'hand_edit'
+    | 'proposal_unreadable';
+  severity: 'error' | 'warning' | 'info';
+  memory?: string;
+  rev?: number;
+  path?: string;
+  message: string;
+  /** For a hand edit: the file's current text (recorded through the write path by the fix). */
+  text?: string;
+}
+
 export interface StoreStatus {
   backend: string;
   location: string;
@@ -138,6 +169,23 @@ export interface Store {
   injectCandidates?(q: InjectQuery): Promise<SearchHit[]>;
   /** Usage-derived weights of these memories (absent ids weigh 1). Optional for adapters. */
   weights?(ids: string[]): Promise<Map<string, number>>;
+  /** Journaled freshness of these memories (absent ids were never observed drifted). Optional. */
+  freshness?(ids: string[]): Promise<Map<string, FreshnessRecord>>;
+  /**
+   * Weights are a cache of the usage log. Committing a `sleep_pass` journal entry makes the
+   * adapter recompute the weights of that pass's scopes with core/weight.ts at the entry's
+   * watermark (`data.weights_at`); rebuild and catch-up replay the same entries the same way,
+   * so the weight table after a rebuild equals the one before it.
+   */
+  /**
+   * The text of a memory's current file when it differs from the revision recorded for it (a
+   * hand edit), else null. The write path asks before it overwrites the file. Optional.
+   */
+  handEdited?(current: Revision): Promise<{ path: string; text: string } | null>;
+  /** The adapter's own integrity checks: journal chain, files against journal and index. */
+  integrity?(): Promise<IntegrityFinding[]>;
+  /** Re-derives the index rows of these lineages from the files (a cache repair). */
+  reindex?(ids: string[]): Promise<void>;
   rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport>;
   status(): Promise<StoreStatus>;
   close(): Promise<void>;

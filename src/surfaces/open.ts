@@ -9,7 +9,8 @@ import { Engine } from '../engine/engine.js';
 import { MnemeError } from '../core/errors.js';
 import { FileStore } from '../store/files/file-store.js';
 import type { Store } from '../store/port.js';
-import { bindProject } from './project.js';
+import { bindProject, findRepoRoot } from './project.js';
+import { projectFiles } from './source-files.js';
 
 export interface OpenOptions {
   store?: string;
@@ -57,11 +58,19 @@ export async function openStore(opts: OpenOptions = {}): Promise<Store> {
 
 export async function openEngine(opts: OpenOptions = {}): Promise<Engine> {
   const store = await openStore(opts);
+  const cwd = opts.cwd ?? process.cwd();
+  let files;
+  try {
+    files = projectFiles(findRepoRoot(cwd)?.root ?? cwd);
+  } catch {
+    files = undefined; // an unreadable working directory: no source bindings from here
+  }
   return new Engine({
     store,
+    ...(files ? { files } : {}),
     clock: opts.clock ?? (() => new Date()),
     registry: new SchemaRegistry(),
-    binding: opts.binding ?? bindProject(opts.cwd ?? process.cwd()),
+    binding: opts.binding ?? bindProject(cwd),
     surface: opts.surface ?? 'human',
   });
 }

@@ -10,11 +10,15 @@ import type { JournalEntry } from '../../core/journal.js';
 import type { Tombstone } from '../../core/normalize.js';
 import type { Proposal } from '../../core/proposal.js';
 import { deriveLineage } from '../../core/lineage.js';
+import { computeWeights } from '../../core/weight.js';
+import { toRevision } from '../../core/revision.js';
 import { parseRevision, serializeRevision } from '../../core/markdown.js';
 import type { QueryTerm } from '../../core/text.js';
 import type { Revision, RevisionView } from '../../core/types.js';
 import type {
   CommitRequest,
+  FreshnessRecord,
+  IntegrityFinding,
   InjectQuery,
   JournalQuery,
   ProposalQuery,
@@ -211,9 +215,45 @@ export class FileStore implements Store {
         const lineage = this.readLineageFiles(id);
         if (lineage) this.index.replaceLineage(deriveLineage(lineage));
       }
-      for (const e of entries) this.index.putIdempotent(e);
+      for (const e of entries) this.index.applyEntry(e);
+      this.applyWeightPasses(entries);
       this.index.setMeta('journal_seq', String(this.journalFiles.head().seq));
     });
+  }
+
+  /**
+   * Weights are a cache of the usage log: for each scope, the last `sleep_pass` entry among
+   * `entries` names the watermark its weights were computed at; recompute them the same way.
+   */
+  private applyWeightPasses(entries: readonly JournalEntry[]): void {
+    const last = new Map<string, string>();
+    for (const e of entries) {
+      if (e.op !== 'sleep_pass') continue;
+      const d = e.data as { weights_at?: string; scopes?: string[] } | undefined;
+      if (!d?.weights_at || !Array.isArray(d.scopes)) continue;
+      for (const sc of d.scopes) last.set(sc, d.weights_at);
+    }
+    if (last.size === 0) return;
+    const usage = this.readUsageSync();
+    for (const [scope, at] of last) {
+      const subjects = this.index.current([scope], false);
+      this.index.setWeights([scope], computeWeights(usage, subjects, at));
+    }
+  }
+
+  private readUsageSync(): UsageEvent[] {
+    const out: UsageEvent[] = [];
+    for (const f of safeReaddir(this.layout.usageDir).filter((n) => n.endsWith('.jsonl'))) {
+      for (const line of (readIfExists(path.join(this.layout.usageDir, f)) ?? '').split('\n')) {
+        if (line.trim() === '') continue;
+        try {
+          out.push(JSON.parse(line) as UsageEvent);
+        } catch {
+          /* a torn line */
+        }
+      }
+    }
+    return out.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   }
 
   // ---- the write path's storage half ------------------------------------------------------
@@ -269,7 +309,8 @@ export class FileStore implements Store {
     this.applyAfterEffects(req.tombstone, req.proposal);
     this.index.transaction(() => {
       if (views) this.index.replaceLineage(views);
-      this.index.putIdempotent(entry);
+      this.index.applyEntry(entry);
+      this.applyWeightPasses([entry]);
       this.index.setMeta('journal_seq', String(entry.seq));
     });
     this.fault('after-index');
@@ -490,10 +531,12 @@ export class FileStore implements Store {
         }
         if (onProgress && (i % 500 === 0 || i === ids.length - 1)) onProgress(i + 1, ids.length);
       });
-      for (const e of this.journalFiles.all()) {
+      const all = this.journalFiles.all();
+      for (const e of all) {
         report.journalEntries++;
-        this.index.putIdempotent(e);
+        this.index.applyEntry(e);
       }
+      this.applyWeightPasses(all);
       this.index.setMeta('journal_seq', String(this.journalFiles.head().seq));
     });
     // Hand edits: a file under memories/ that is not byte-identical to its recorded revision.
@@ -514,6 +557,191 @@ export class FileStore implements Store {
       report.usageEvents += text.split('\n').filter(Boolean).length;
     }
     return report;
+  }
+
+  async freshness(ids: string[]): Promise<Map<string, FreshnessRecord>> {
+    return this.index.freshness(ids) as Map<string, FreshnessRecord>;
+  }
+
+  /** The weight table as cached (fsck and rebuild-equivalence checks). */
+  cachedWeights(): Map<string, number> {
+    return this.index.allWeights();
+  }
+
+  async handEdited(current: Revision): Promise<{ path: string; text: string } | null> {
+    if (current.status !== 'active') return null;
+    const file = this.layout.currentFile(current.scope, current.type, current.slug);
+    const text = readIfExists(file);
+    if (text === null || text === serializeRevision(toRevision(current))) return null;
+    return { path: path.relative(this.layout.root, file), text };
+  }
+
+  async reindex(ids: string[]): Promise<void> {
+    await this.withWriteLock(async () => {
+      this.index.transaction(() => {
+        for (const id of ids) {
+          const lineage = this.readLineageFiles(id);
+          if (lineage) this.index.replaceLineage(deriveLineage(lineage));
+        }
+      });
+    });
+  }
+
+  /**
+   * fsck's integrity phase for this adapter: the journal chain; each revision file against the
+   * hash its journal entry recorded (an edited or unreadable file names its memory); files with
+   * no journal entry; index rows against the files; current files that differ from their
+   * revision (hand edits); a commit left half done; unreadable proposal files.
+   */
+  async integrity(): Promise<IntegrityFinding[]> {
+    const out: IntegrityFinding[] = [];
+    const v = this.journalFiles.verify();
+    if (!v.ok && v.firstBad)
+      out.push({
+        kind: 'journal_chain',
+        severity: 'error',
+        message: `journal chain broken: ${v.firstBad.problem}`,
+      });
+    if (fs.existsSync(this.layout.intentFile))
+      out.push({
+        kind: 'half_done_write',
+        severity: 'error',
+        path: '.state/intent.json',
+        message: 'a commit was left half done (recovery finishes or undoes it on the next write)',
+      });
+    const journaled = new Map<string, string>();
+    for (const e of this.journalFiles.all())
+      if (e.target && e.after) journaled.set(`${e.target.id}#${e.after.rev}`, e.after.hash);
+    const indexed = this.index.allRevisionKeys();
+    const onDisk = new Set<string>();
+    const currentByPath = new Map<string, Revision>();
+    for (const id of safeReaddir(this.layout.historyDir)) {
+      if (!id.startsWith('mem_')) continue;
+      const dir = path.join(this.layout.historyDir, id);
+      const names = safeReaddir(dir).filter((n) => /^\d{6}\.md$/.test(n));
+      let last: Revision | null = null;
+      for (const n of names) {
+        const rev = Number(n.slice(0, 6));
+        const key = `${id}#${rev}`;
+        onDisk.add(key);
+        const text = readIfExists(path.join(dir, n));
+        const where = `history/${id}/${n}`;
+        if (text === null) {
+          out.push({
+            kind: 'revision_unreadable',
+            severity: 'error',
+            memory: id,
+            rev,
+            path: where,
+            message: `${where} cannot be read`,
+          });
+          continue;
+        }
+        let parsed: Revision | null = null;
+        try {
+          parsed = parseRevision(text, where);
+        } catch (e) {
+          out.push({
+            kind: 'revision_unreadable',
+            severity: 'error',
+            memory: id,
+            rev,
+            path: where,
+            message: (e as Error).message,
+          });
+        }
+        const want = journaled.get(key);
+        if (want === undefined) {
+          out.push({
+            kind: 'revision_unjournaled',
+            severity: 'warning',
+            memory: id,
+            rev,
+            path: where,
+            message: `${where} has no journal entry (an orphan left by an interrupted write?)`,
+          });
+        } else if (sha256(text) !== want) {
+          out.push({
+            kind: 'revision_hash',
+            severity: 'error',
+            memory: id,
+            rev,
+            path: where,
+            message: `${where} does not match the hash its journal entry recorded (edited or damaged)`,
+          });
+        }
+        if (parsed) {
+          last = parsed;
+          const doc = indexed.get(key);
+          if (doc === undefined)
+            out.push({
+              kind: 'index_missing',
+              severity: 'warning',
+              memory: id,
+              rev,
+              message: `the index has no row for ${key}`,
+            });
+          else if (!sameRevision(JSON.parse(doc) as Revision, parsed))
+            out.push({
+              kind: 'index_stale',
+              severity: 'warning',
+              memory: id,
+              rev,
+              message: `the index row for ${key} differs from its file`,
+            });
+        }
+      }
+      if (last && last.status === 'active')
+        currentByPath.set(this.layout.currentFile(last.scope, last.type, last.slug), last);
+    }
+    for (const key of indexed.keys())
+      if (!onDisk.has(key)) {
+        const [id, rev] = key.split('#');
+        out.push({
+          kind: 'index_stale',
+          severity: 'warning',
+          memory: id,
+          rev: Number(rev),
+          message: `the index holds ${key}, which has no revision file`,
+        });
+      }
+    walk(this.layout.memoriesDir, (f) => {
+      if (!f.endsWith('.md')) return;
+      const rel = path.relative(this.layout.root, f);
+      const text = readIfExists(f) ?? '';
+      const recorded = currentByPath.get(f);
+      if (recorded && serializeRevision(recorded) === text) return;
+      const id = /\nid: (mem_[0-9A-Z]{26})\n/.exec(text)?.[1] ?? recorded?.id;
+      if (recorded || id)
+        out.push({
+          kind: 'hand_edit',
+          severity: 'warning',
+          memory: id ?? recorded!.id,
+          path: rel,
+          text,
+          message: `${rel} was edited outside mneme`,
+        });
+      else
+        out.push({
+          kind: 'orphan_file',
+          severity: 'warning',
+          path: rel,
+          message: `${rel} belongs to no memory`,
+        });
+    });
+    for (const n of safeReaddir(this.layout.proposalsDir).filter((x) => x.endsWith('.json'))) {
+      try {
+        JSON.parse(readIfExists(path.join(this.layout.proposalsDir, n)) ?? '');
+      } catch {
+        out.push({
+          kind: 'proposal_unreadable',
+          severity: 'warning',
+          path: `proposals/${n}`,
+          message: `proposals/${n} is not valid JSON`,
+        });
+      }
+    }
+    return out;
   }
 
   /** The bytes of a memory's current file, or null (hand-edit detection). */
@@ -542,6 +770,10 @@ export class FileStore implements Store {
   async close(): Promise<void> {
     this.index.close();
   }
+}
+
+function sameRevision(a: Revision, b: Revision): boolean {
+  return serializeRevision(toRevision(a)) === serializeRevision(toRevision(b));
 }
 
 function safeReaddir(dir: string): string[] {

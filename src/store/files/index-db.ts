@@ -33,6 +33,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row');
 CREATE TABLE IF NOT EXISTS idem(key TEXT PRIMARY KEY, entry TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS weight(id TEXT PRIMARY KEY, w REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS fresh(id TEXT PRIMARY KEY, rev INTEGER NOT NULL, state TEXT NOT NULL,
+  observed TEXT, at TEXT NOT NULL);
 `;
 
 const ELIGIBLE = `
@@ -389,6 +391,8 @@ export class IndexDb {
       "r.is_current = 1 AND r.status = 'active' AND r.lineage_end_at IS NULL",
       'r.valid_from <= @now AND COALESCE(r.valid_to, @far) > @now',
       "r.quarantine IS NULL AND r.review = 'none' AND r.trust_rank >= 1",
+      // Drifted or missing sources are withheld inside the query (their journaled freshness).
+      "NOT EXISTS (SELECT 1 FROM fresh f WHERE f.id = r.id AND f.state IN ('drifted', 'missing'))",
     ];
     if (q.types && q.types.length > 0) {
       const byType = `r.type IN (${list('t', q.types)})`;
@@ -408,6 +412,80 @@ export class IndexDb {
       )
       .all(params) as RevRow[];
     return rows.map(toHit);
+  }
+
+  /** Journal effects the index mirrors: idempotency keys and journaled freshness. */
+  applyEntry(entry: JournalEntry): void {
+    this.putIdempotent(entry);
+    if (entry.data?.source_bound === true && entry.target && entry.after) {
+      // A revision whose source the engine just hashed is fresh, whatever was journaled before.
+      this.db
+        .prepare(
+          `INSERT INTO fresh(id, rev, state, observed, at) VALUES (?, ?, 'fresh', NULL, ?)
+           ON CONFLICT(id) DO UPDATE SET rev = excluded.rev, state = 'fresh', observed = NULL, at = excluded.at`,
+        )
+        .run(entry.target.id, entry.after.rev, entry.at);
+    }
+    if (entry.op === 'check_source' && entry.target && entry.data) {
+      const d = entry.data as { freshness?: string; rev?: number; observed_sha?: string | null };
+      if (typeof d.freshness === 'string' && typeof d.rev === 'number')
+        this.db
+          .prepare(
+            `INSERT INTO fresh(id, rev, state, observed, at) VALUES (?, ?, ?, ?, ?)
+             ON CONFLICT(id) DO UPDATE SET rev = excluded.rev, state = excluded.state,
+             observed = excluded.observed, at = excluded.at`,
+          )
+          .run(entry.target.id, d.rev, d.freshness, d.observed_sha ?? null, entry.at);
+    }
+  }
+
+  freshness(
+    ids: string[],
+  ): Map<string, { rev: number; freshness: string; observed_sha: string | null; at: string }> {
+    const out = new Map<
+      string,
+      { rev: number; freshness: string; observed_sha: string | null; at: string }
+    >();
+    const stmt = this.db.prepare<
+      [string],
+      { rev: number; state: string; observed: string | null; at: string }
+    >('SELECT rev, state, observed, at FROM fresh WHERE id = ?');
+    for (const id of new Set(ids)) {
+      const row = stmt.get(id);
+      if (row)
+        out.set(id, { rev: row.rev, freshness: row.state, observed_sha: row.observed, at: row.at });
+    }
+    return out;
+  }
+
+  /** Replaces the cached weights of every current memory in `scopes` with `weights`. */
+  setWeights(scopes: string[], weights: Map<string, number>): void {
+    if (scopes.length === 0) return;
+    const placeholders = scopes.map(() => '?').join(', ');
+    this.transaction(() => {
+      this.db
+        .prepare(
+          `DELETE FROM weight WHERE id IN (SELECT id FROM rev WHERE is_current = 1 AND scope IN (${placeholders}))`,
+        )
+        .run(...scopes);
+      const ins = this.db.prepare('INSERT OR REPLACE INTO weight(id, w) VALUES (?, ?)');
+      for (const [id, w] of weights) ins.run(id, w);
+    });
+  }
+
+  allWeights(): Map<string, number> {
+    const rows = this.db.prepare('SELECT id, w FROM weight').all() as { id: string; w: number }[];
+    return new Map(rows.map((r) => [r.id, r.w]));
+  }
+
+  /** Every indexed revision's (id, rev, doc), for fsck's index-versus-files check. */
+  allRevisionKeys(): Map<string, string> {
+    const rows = this.db.prepare('SELECT id, rev, doc FROM rev').all() as {
+      id: string;
+      rev: number;
+      doc: string;
+    }[];
+    return new Map(rows.map((r) => [`${r.id}#${r.rev}`, r.doc]));
   }
 
   weights(ids: string[]): Map<string, number> {
@@ -448,7 +526,7 @@ export class IndexDb {
 
   reset(): void {
     this.db.exec(
-      'DELETE FROM rev; DELETE FROM fts; DELETE FROM idem; DELETE FROM weight; DELETE FROM meta;',
+      'DELETE FROM rev; DELETE FROM fts; DELETE FROM idem; DELETE FROM weight; DELETE FROM fresh; DELETE FROM meta;',
     );
     this.setMeta('schema', SCHEMA_VERSION);
   }

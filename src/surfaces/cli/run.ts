@@ -12,6 +12,7 @@ import { openEngine } from '../open.js';
 import { registerAgentCommands } from './agent-commands.js';
 import { registerBench } from './bench.js';
 import { registerHostCommands } from './host-commands.js';
+import { registerMaintenance } from './maintenance.js';
 import { day, formatRecall, table } from './format.js';
 import { registerReview } from './review.js';
 import { registerTeam } from './team.js';
@@ -155,10 +156,18 @@ export function buildProgram(c: CliContext): Command {
     )
     .option('--global', 'store in the global scope instead of this project')
     .option('--source <path>', 'bind the memory to a file (path[#symbol])')
-    .action(async (o: ContentFlags & { type: string; global?: boolean }) => {
+    .action(async (o: ContentFlags & { type: string; global?: boolean; source?: string }) => {
       const engine = await c.engine();
       const [r] = await engine.apply(
-        [{ op: 'remember', type: o.type, ...contentPayload(o), global: o.global }],
+        [
+          {
+            op: 'remember',
+            type: o.type,
+            ...contentPayload(o),
+            global: o.global,
+            source: o.source,
+          },
+        ],
         c.actor(),
       );
       c.out(r, () =>
@@ -508,6 +517,7 @@ export async function run(
   registerReview(c);
   registerHostCommands(c);
   registerTeam(c);
+  registerMaintenance(c);
   extend?.(c);
   try {
     await program.parseAsync(argv, { from: 'user' });

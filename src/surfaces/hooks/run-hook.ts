@@ -16,6 +16,7 @@ import { appendHookLog, type HookRecord } from './hook-log.js';
 import { hookOutput } from './output.js';
 import { parsePayload, type HookEvent, type HookPayload } from './payload.js';
 import { flightFiles, lockHolder, markPending, spawnDistiller } from './single-flight.js';
+import { isDue } from '../sleep-schedule.js';
 import { archiveIncrement, checkTranscript } from './transcript-increment.js';
 
 export interface HookRun {
@@ -70,7 +71,7 @@ export async function runHook(r: HookRun): Promise<{ stdout: string; record: Hoo
       rec.session = payload.sessionId;
       const cwd = usableDir(payload.cwd) ?? r.cwd;
       const binding = bindProject(cwd);
-      engine = await openEngine({ store: r.store, env: r.env, binding, surface: 'agent' });
+      engine = await openEngine({ store: r.store, env: r.env, binding, cwd, surface: 'agent' });
       const sessions = new SessionFiles(root);
       const ref: SessionRef | null = payload.sessionId
         ? { host: r.host, session: safeSessionName(payload.sessionId) }
@@ -153,12 +154,22 @@ function injected(c: Ctx, text: string, ids: string[], extra: Record<string, unk
 }
 
 async function sessionStart(c: Ctx): Promise<string> {
+  // Sleep runs without a cron: when due, a detached `mneme sleep --if-due` does the pass.
+  let sleep: Record<string, string> = {};
+  if (c.r.env.MNEME_SLEEP_AUTO !== '0' && isDue(c.root, new Date(), c.r.env)) {
+    const args = ['sleep', '--if-due', ...(c.r.store ? ['--store', c.r.store] : [])];
+    sleep = { sleep: spawnDistiller(args, c.cwd, c.r.env) !== null ? 'started' : 'failed' };
+  }
   const res = await sessionStartBlock(c.engine.ctx, {
     ...c.inject,
     maxBytes: num(c.r.env.MNEME_INJECT_MAX_BYTES, 8192),
     maxLines: num(c.r.env.MNEME_INJECT_MAX_LINES, 80),
   });
-  return injected(c, res.text, res.ids, { candidates: res.candidates, admitted: res.admitted });
+  return injected(c, res.text, res.ids, {
+    candidates: res.candidates,
+    admitted: res.admitted,
+    ...sleep,
+  });
 }
 
 async function preToolUse(c: Ctx): Promise<string> {

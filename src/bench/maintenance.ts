@@ -1,0 +1,92 @@
+// Benchmark (not a test): wall time of one `sleep` pass and one `fsck` scan over a store of N
+// memories seeded through engine.apply (durable: false), with a usage log to weigh. Run:
+//   node dist/src/bench/maintenance.js --n 10000 --out bench/results/maintenance-10k.json
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SchemaRegistry } from '../core/schema.js';
+import { Engine } from '../engine/engine.js';
+import { fsck } from '../engine/fsck.js';
+import { sleep } from '../engine/sleep.js';
+import { FileStore } from '../store/files/file-store.js';
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
+};
+
+async function main() {
+  const n = Number(arg('n', '10000'));
+  const out = arg('out', '');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-bench-maint-'));
+  const store = await FileStore.open(dir, { durable: false });
+  let now = Date.parse('2026-01-01T00:00:00.000Z');
+  const e = new Engine({
+    store,
+    clock: () => new Date(now),
+    registry: new SchemaRegistry(),
+    binding: { project: 'bench-0000beef', identity: 'bench' },
+    surface: 'human',
+  });
+  const words = ['billing', 'deploy', 'cache', 'queue', 'auth', 'search', 'mail', 'report'];
+  const t0 = Date.now();
+  const ids: string[] = [];
+  for (let i = 0; i < n; i += 500) {
+    const ops = [];
+    for (let j = i; j < Math.min(n, i + 500); j++)
+      ops.push({
+        op: 'remember',
+        type: 'fact',
+        abstract: `Service ${j} ${words[j % 8]} uses port ${3000 + (j % 997)} in region ${j % 13}`,
+        provenance: ['user'],
+      });
+    now += 1000;
+    for (const r of await e.apply(ops, { kind: 'agent', surface: 'bench' })) ids.push(r.id);
+  }
+  const seedMs = Date.now() - t0;
+  const usage = [];
+  for (let k = 0; k < 2000; k++) {
+    now += 60_000;
+    usage.push({
+      at: new Date(now).toISOString(),
+      kind: k % 5 === 0 ? ('read' as const) : ('recall' as const),
+      ids: [ids[(k * 7) % n]!, ids[(k * 7 + 1) % n]!, ids[(k * 13) % n]!],
+      actor: 'bench',
+    });
+  }
+  await store.appendUsage(usage);
+  now += 86_400_000;
+  const measure = async <T>(fn: () => Promise<T>) => {
+    const s = process.hrtime.bigint();
+    const r = await fn();
+    return { ms: Number((process.hrtime.bigint() - s) / 1_000_000n), r };
+  };
+  const s1 = await measure(() => sleep(e.ctx));
+  const s2 = await measure(() => sleep(e.ctx));
+  const f1 = await measure(() => fsck(e.ctx));
+  const result = {
+    bench: 'maintenance',
+    at: new Date().toISOString(),
+    node: process.version,
+    cpus: os.cpus().length,
+    memories: n,
+    usage_events: usage.length,
+    seed_ms: seedMs,
+    sleep_first_ms: s1.ms,
+    sleep_first: { weights: s1.r.weights.length, steps: s1.r.steps.length },
+    sleep_idle_ms: s2.ms,
+    sleep_idle_changed: s2.r.changed,
+    fsck_ms: f1.ms,
+    fsck_issues: f1.r.issues.length,
+  };
+  const text = `${JSON.stringify(result, null, 2)}\n`;
+  if (out) {
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    fs.writeFileSync(out, text);
+  }
+  process.stdout.write(text);
+  await store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+void main();

@@ -1,0 +1,151 @@
+// Maintenance commands: `sleep`, `fsck`, `check-sources`, `revalidate`. The engine does the
+// work through the one write path (actors `sleep` and `fsck`); this layer schedules, prints and
+// writes the readable reports under <store>/reports/.
+import { MnemeError } from '../../core/errors.js';
+import { checkSources } from '../../engine/drift.js';
+import { fsck, fsckFix, PHASES, type FsckIssue } from '../../engine/fsck.js';
+import { sleep, sleepReport } from '../../engine/sleep.js';
+import { tryAcquire, release } from '../hooks/single-flight.js';
+import { storeHome } from '../open.js';
+import { writeReport } from '../reports.js';
+import { isDue, readSleepState, sleepLockFiles, writeSleepState } from '../sleep-schedule.js';
+import { table } from './format.js';
+import { ExitCode, type CliContext } from './run.js';
+
+const parseCap = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0)
+    throw new MnemeError('invalid', `--cap must be ≥ 0, not "${v}"`);
+  return n;
+};
+
+export function fsckText(issues: FsckIssue[]): string {
+  if (issues.length === 0) return 'fsck: no issues';
+  const lines: string[] = [];
+  for (const phase of PHASES) {
+    const xs = issues.filter((i) => i.phase === phase);
+    if (xs.length === 0) continue;
+    lines.push(`${phase} (${xs.length})`);
+    for (const i of xs)
+      lines.push(
+        `  ${i.id} ${i.severity.padEnd(7)} ${i.message}${i.fix ? `\n      fix: ${i.fix}` : ''}`,
+      );
+  }
+  return lines.join('\n');
+}
+
+export function registerMaintenance(c: CliContext): void {
+  const { program } = c;
+  const root = () => storeHome({ store: c.globals().store, env: c.io.env });
+
+  program
+    .command('sleep')
+    .description('maintenance pass: weights, co-recall links, duplicates; proposals for the rest')
+    .option('--if-due', 'run only when the last pass is older than MNEME_SLEEP_INTERVAL_HOURS (24)')
+    .option('--dry-run', 'show what would change, write nothing')
+    .option('--cap <n>', 'proposals per kind per pass (default 5)', parseCap)
+    .action(async (o: { ifDue?: boolean; dryRun?: boolean; cap?: number }) => {
+      const dir = root();
+      const now = new Date();
+      if (o.ifDue && !isDue(dir, now, c.io.env)) {
+        c.out({ ran: false, reason: 'not due' }, () => 'sleep: not due');
+        return;
+      }
+      const lock = sleepLockFiles(dir);
+      if (!o.dryRun && !tryAcquire(lock)) {
+        c.out(
+          { ran: false, reason: 'another pass is running' },
+          () => 'sleep: another pass is running',
+        );
+        return;
+      }
+      try {
+        const engine = await c.engine();
+        const cap = o.cap;
+        const r = await sleep(engine.ctx, {
+          dryRun: o.dryRun,
+          ...(cap !== undefined
+            ? { config: { caps: { merge: cap, conflict: cap, split: cap, retract: cap } } }
+            : {}),
+        });
+        const text = sleepReport(r);
+        let report: string | null = null;
+        if (!o.dryRun) {
+          report = writeReport(dir, 'sleep', r.at, text);
+          const prior = readSleepState(dir);
+          writeSleepState(dir, { since: prior?.since ?? r.at, last: r.at, report });
+        }
+        c.out({ ...r, ran: true, report }, () => (o.dryRun ? text : `${text}\nreport: ${report}`));
+      } finally {
+        if (!o.dryRun) release(lock);
+      }
+    });
+
+  program
+    .command('fsck')
+    .description('check the store: integrity, security, duplicates, quality, tombstones, sources')
+    .option('--fix <ids...>', 'apply the fixes of these issues (through the write path)')
+    .action(async (o: { fix?: string[] }) => {
+      const engine = await c.engine();
+      if (o.fix) {
+        const after = Number(c.io.env.MNEME_FSCK_FAULT_AFTER);
+        const fixes = await fsckFix(engine.ctx, o.fix, {
+          // Test fault hook: die by SIGKILL after the nth fix, before its checkpoint.
+          ...(Number.isInteger(after) && after > 0
+            ? {
+                afterFix: (n: number) =>
+                  n === after ? process.kill(process.pid, 'SIGKILL') : undefined,
+              }
+            : {}),
+        });
+        c.out({ fixes }, () => table(fixes.map((f) => [f.id, f.status, f.message ?? ''])));
+        if (fixes.some((f) => f.status === 'failed' || f.status === 'not_found'))
+          throw new ExitCode(2);
+        return;
+      }
+      const { issues } = await fsck(engine.ctx);
+      const at = engine.ctx.clock().toISOString();
+      try {
+        writeReport(root(), 'fsck', at, `# fsck ${at}\n\n\`\`\`\n${fsckText(issues)}\n\`\`\`\n`);
+      } catch {
+        /* the report is a convenience; the issues are printed */
+      }
+      c.out({ issues }, () => fsckText(issues));
+      if (issues.some((i) => i.severity === 'error')) throw new ExitCode(2);
+    });
+
+  program
+    .command('check-sources')
+    .description('re-read every source-bound memory; drifted and missing ones are withheld')
+    .action(async () => {
+      const engine = await c.engine();
+      const checks = await checkSources(engine.ctx, { kind: 'system', surface: 'check-sources' });
+      c.out({ checks }, () =>
+        checks.length === 0
+          ? 'no memories are bound to a source'
+          : table(
+              checks.map((x) => [
+                x.id,
+                x.freshness + (x.changed ? ' (changed)' : ''),
+                x.path,
+                x.error ?? '',
+              ]),
+            ),
+      );
+    });
+
+  program
+    .command('revalidate')
+    .description('bind a drifted or missing memory to its source as it is now (a new revision)')
+    .argument('<id>')
+    .option('--source <path>', 'bind to another file instead (path[#symbol])')
+    .option('--reason <text>', 'why it still holds')
+    .action(async (id: string, o: { source?: string; reason?: string }) => {
+      const engine = await c.engine();
+      const [r] = await engine.apply(
+        [{ op: 'revalidate', id, source: o.source, reason: o.reason }],
+        c.actor(),
+      );
+      c.out(r, () => `revalidated ${r!.id}: now rev ${r!.rev} (trust ${r!.trust})`);
+    });
+}

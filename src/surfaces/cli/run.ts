@@ -12,6 +12,7 @@ import { openEngine } from '../open.js';
 import { registerAgentCommands } from './agent-commands.js';
 import { registerBench } from './bench.js';
 import { registerHostCommands } from './host-commands.js';
+import { registerServe } from '../http/cli.js';
 import { day, formatRecall, table } from './format.js';
 import { registerReview } from './review.js';
 
@@ -502,6 +503,7 @@ export async function run(
   buildProgram(c);
   registerReview(c);
   registerHostCommands(c);
+  registerServe(c);
   extend?.(c);
   try {
     await program.parseAsync(argv, { from: 'user' });

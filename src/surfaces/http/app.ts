@@ -45,7 +45,8 @@ export function createApp(opts: AppOptions): Hono<HttpEnv> {
         frameAncestors: ["'none'"],
         baseUri: ["'none'"],
       },
-      referrerPolicy: 'no-referrer',
+      // same-origin, not no-referrer: with no-referrer Chromium sends `Origin: null` on form posts.
+      referrerPolicy: 'same-origin',
     }),
   );
   app.use(

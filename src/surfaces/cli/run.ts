@@ -13,6 +13,7 @@ import { registerAgentCommands } from './agent-commands.js';
 import { registerBench } from './bench.js';
 import { registerHostCommands } from './host-commands.js';
 import { registerMaintenance } from './maintenance.js';
+import { registerServe } from '../http/cli.js';
 import { day, formatRecall, table } from './format.js';
 import { registerReview } from './review.js';
 import { registerTeam } from './team.js';
@@ -518,6 +519,7 @@ export async function run(
   registerHostCommands(c);
   registerTeam(c);
   registerMaintenance(c);
+  registerServe(c);
   extend?.(c);
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -1,0 +1,289 @@
+// The JSON API under /api: the engine's read and write operations over HTTP. Bodies are
+// validated once here (zod, strict: an unknown field such as `trust` is refused), turned into
+// write-path ops, and every write goes through engine.apply. Errors map via errors.ts.
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
+import { MnemeError, invalid } from '../../core/errors.js';
+import type { Engine } from '../../engine/engine.js';
+import { trace } from '../../engine/trace.js';
+import { apiActor, surfaceOf } from './auth.js';
+import { browse } from './browse.js';
+import type { AppOptions, HttpEnv } from './context.js';
+import { OPENAPI } from './openapi.js';
+import { resolveProject, type ProjectChoice } from './project-param.js';
+import { listReports, readReport } from './reports.js';
+
+const str = z.string();
+const content = {
+  abstract: str.optional(),
+  body: str.optional(),
+  fields: z.record(str).optional(),
+  tags: z.array(str).optional(),
+  valid_from: str.optional(),
+  valid_to: str.nullable().optional(),
+  applies_to: z.array(str).optional(),
+  reason: str.optional(),
+  project: str.optional(),
+};
+export const RememberBody = z.object({ ...content, type: str, abstract: str }).strict();
+export const ReviseBody = z.object(content).strict();
+export const RetractBody = z
+  .object({ reason: str.optional(), reject: z.boolean().optional(), project: str.optional() })
+  .strict();
+
+export function parseWith<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const where = issue?.path.join('.') || what;
+  throw invalid(
+    `invalid ${what}: ${where}: ${issue?.message ?? 'malformed'}`,
+    'see /api/openapi.json',
+  );
+}
+
+async function jsonBody(c: Context<HttpEnv>): Promise<Record<string, unknown>> {
+  const ct = c.req.header('content-type') ?? '';
+  if (!/^application\/json\b/i.test(ct))
+    throw invalid('the request body must be JSON', 'set Content-Type: application/json');
+  let v: unknown;
+  try {
+    v = await c.req.json();
+  } catch {
+    throw invalid('the request body is not valid JSON');
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    throw invalid('the request body must be a JSON object');
+  return v as Record<string, unknown>;
+}
+
+/** `If-Match: 3` or `If-Match: "3"` → expected_rev 3. */
+export function ifMatch(c: Context<HttpEnv>): number | undefined {
+  const h = c.req.header('if-match');
+  if (h === undefined || h.trim() === '*') return undefined;
+  const m = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(h);
+  if (!m || Number(m[1]) < 1)
+    throw invalid(
+      `If-Match must be a revision number, not "${h.slice(0, 40)}"`,
+      'e.g. If-Match: "3"',
+    );
+  return Number(m[1]);
+}
+
+function idempotencyKey(c: Context<HttpEnv>): string | undefined {
+  const k = c.req.header('idempotency-key');
+  if (k === undefined) return undefined;
+  if (k.length < 1 || k.length > 200) throw invalid('Idempotency-Key must be 1 to 200 characters');
+  return k;
+}
+
+function intParam(v: string | undefined, name: string, max: number): number | undefined {
+  if (v === undefined || v === '') return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw invalid(`${name} must be an integer from 1 to ${max}, not "${v.slice(0, 20)}"`);
+  return n;
+}
+
+const flag = (v: string | undefined) => v !== undefined && ['', '1', 'true', 'yes'].includes(v);
+
+export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
+  const api = new Hono<HttpEnv>();
+
+  /** The engine for this request, bound to the chosen project (body value wins over query). */
+  const bound = (
+    c: Context<HttpEnv>,
+    bodyProject?: unknown,
+  ): { engine: Engine; choice: ProjectChoice } => {
+    const q = c.req.query('project');
+    if (typeof bodyProject === 'string' && q !== undefined && q !== bodyProject)
+      throw invalid('project is given twice with different values (query and body)');
+    const caller = c.get('caller');
+    const choice = resolveProject(typeof bodyProject === 'string' ? bodyProject : q, caller);
+    const engine = opts.engineFor({
+      binding: choice.binding,
+      surface: surfaceOf(caller),
+      tenant: caller.kind === 'token' ? caller.principal.tenant : null,
+    });
+    return { engine, choice };
+  };
+
+  api.get('/openapi.json', (c) => c.json(OPENAPI));
+
+  api.get('/health', async (c) => {
+    const { engine } = bound(c);
+    const s = await engine.status();
+    return c.json({
+      ok: true,
+      version: opts.version ?? null,
+      backend: s.backend,
+      journal: s.journalHead,
+    });
+  });
+
+  api.get('/projects', async (c) => {
+    const { engine } = bound(c);
+    const caller = c.get('caller');
+    const s = await engine.ctx.store.status();
+    const projects = Object.entries(s.byScope)
+      .filter(([scope]) => scope !== 'global')
+      .filter(
+        ([scope]) =>
+          caller.kind === 'local' ||
+          caller.principal.projects === '*' ||
+          caller.principal.projects.includes(scope),
+      )
+      .map(([id, memories]) => ({ id, memories }));
+    return c.json({ projects });
+  });
+
+  api.get('/memories', async (c) => {
+    const { engine, choice } = bound(c);
+    const q = c.req.query();
+    const memories = await browse(
+      engine,
+      {
+        type: q.type || undefined,
+        trust: q.trust || undefined,
+        status: q.status || undefined,
+        freshness: q.freshness || undefined,
+        limit: intParam(q.limit, 'limit', 500),
+      },
+      choice.root,
+    );
+    return c.json({ memories });
+  });
+
+  api.post('/memories', async (c) => {
+    const raw = await jsonBody(c);
+    const b = parseWith(RememberBody, raw, 'memory');
+    const { engine } = bound(c, b.project);
+    const { project: _p, ...rest } = b;
+    const [r] = await engine.apply(
+      [{ op: 'remember', ...rest, idempotency_key: idempotencyKey(c) }],
+      apiActor(c.get('caller')),
+    );
+    c.header('Location', `/api/memories/${r!.id}`);
+    c.header('ETag', `"${r!.rev}"`);
+    if (r!.replayed) c.header('Idempotent-Replayed', 'true');
+    return c.json(r, 201);
+  });
+
+  api.get('/memories/:id', async (c) => {
+    const { engine } = bound(c);
+    const level = c.req.query('level') ?? 'full';
+    if (!['abstract', 'outline', 'full'].includes(level))
+      throw invalid('level must be abstract, outline or full');
+    const m = await engine.read(c.req.param('id'), level as 'full');
+    c.header('ETag', `"${m.rev}"`);
+    return c.json(m);
+  });
+
+  api.get('/memories/:id/history', async (c) => {
+    const { engine } = bound(c);
+    return c.json(await engine.history(c.req.param('id')));
+  });
+
+  api.get('/memories/:id/trace', async (c) => {
+    const { engine } = bound(c);
+    return c.json(await trace(engine.ctx, c.req.param('id'), opts.archive ?? null));
+  });
+
+  for (const verb of ['supersede', 'correct'] as const) {
+    api.post(`/memories/:id/${verb}`, async (c) => {
+      const b = parseWith(ReviseBody, await jsonBody(c), verb);
+      const { engine } = bound(c, b.project);
+      const { project: _p, ...rest } = b;
+      const [r] = await engine.apply(
+        [
+          {
+            op: verb,
+            id: c.req.param('id'),
+            ...rest,
+            expected_rev: ifMatch(c),
+            idempotency_key: idempotencyKey(c),
+          },
+        ],
+        apiActor(c.get('caller')),
+      );
+      c.header('ETag', `"${r!.rev}"`);
+      if (r!.replayed) c.header('Idempotent-Replayed', 'true');
+      return c.json(r);
+    });
+  }
+
+  api.post('/memories/:id/retract', async (c) => {
+    const b = parseWith(RetractBody, await jsonBody(c), 'retract');
+    const { engine } = bound(c, b.project);
+    const [r] = await engine.apply(
+      [
+        {
+          op: 'retract',
+          id: c.req.param('id'),
+          reason: b.reason,
+          reject: b.reject,
+          expected_rev: ifMatch(c),
+          idempotency_key: idempotencyKey(c),
+        },
+      ],
+      apiActor(c.get('caller')),
+    );
+    if (r!.replayed) c.header('Idempotent-Replayed', 'true');
+    return c.json(r);
+  });
+
+  api.get('/recall', async (c) => {
+    const { engine } = bound(c);
+    const q = c.req.query('q');
+    if (!q || q.trim() === '') throw invalid('q is required: what to look for');
+    const minTrust = c.req.query('min_trust');
+    if (minTrust && !['untrusted', 'claimed', 'verified', 'confirmed'].includes(minTrust))
+      throw invalid('min_trust must be untrusted, claimed, verified or confirmed');
+    const r = await engine.recall(q, {
+      limit: intParam(c.req.query('limit'), 'limit', 200),
+      asOf: c.req.query('as_of') || undefined,
+      knownAt: c.req.query('known_at') || undefined,
+      explain: flag(c.req.query('explain')),
+      minTrust: (minTrust || undefined) as 'claimed' | undefined,
+      actor: apiActor(c.get('caller')),
+    });
+    return c.json(r);
+  });
+
+  api.get('/proposals', async (c) => {
+    const { engine } = bound(c);
+    const state = c.req.query('state') ?? 'pending';
+    if (!['pending', 'accepted', 'rejected', 'all'].includes(state))
+      throw invalid('state must be pending, accepted, rejected or all');
+    const proposals = await engine.proposals(state === 'all' ? {} : { state: state as 'pending' });
+    return c.json({ proposals });
+  });
+
+  api.get('/journal', async (c) => {
+    const { engine } = bound(c);
+    const q = c.req.query();
+    const entries = await engine.log({
+      actorKind: q.actor || undefined,
+      op: q.op || undefined,
+      id: q.id || undefined,
+      limit: intParam(q.limit, 'limit', 1000) ?? 100,
+      reverse: true,
+    });
+    return c.json({ entries, chain: await engine.verifyJournal() });
+  });
+
+  api.get('/tombstones', async (c) => {
+    const { engine } = bound(c);
+    return c.json({ tombstones: await engine.tombstones() });
+  });
+
+  api.get('/reports', (c) => c.json({ reports: listReports(opts.reportsDir ?? null) }));
+  api.get('/reports/:name{.+}', (c) =>
+    c.text(readReport(opts.reportsDir ?? null, c.req.param('name'))),
+  );
+
+  api.all('*', () => {
+    throw new MnemeError('not_found', 'no such API resource', { hint: 'see /api/openapi.json' });
+  });
+  return api;
+}

@@ -1,0 +1,81 @@
+// Who is calling. On a loopback bind a request without a token is the local user; any other bind
+// needs a bearer token on every request, resolved by a pluggable function (a token file here, a
+// tenants table in Postgres). A token-bearing caller is an agent and reads only its projects.
+import { timingSafeEqual, createHash } from 'node:crypto';
+import fs from 'node:fs';
+import { MnemeError } from '../../core/errors.js';
+import { SCOPE_PATTERN } from '../../core/scope.js';
+import type { Actor } from '../../core/types.js';
+
+/** What a token grants: a tenant (null for the embedded store) and the projects it may read. */
+export interface Principal {
+  tenant: string | null;
+  /** Project scope ids, or '*' for every project in the store. Global is always readable. */
+  projects: readonly string[] | '*';
+}
+
+export type TokenResolver = (token: string) => Principal | null | Promise<Principal | null>;
+
+export type Caller = { kind: 'local' } | { kind: 'token'; principal: Principal };
+
+export const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+export const isLoopback = (host: string) => LOOPBACK_HOSTS.has(host.toLowerCase());
+
+/** The actor an API write is recorded as: a token holder is an agent, the local user a human. */
+export const apiActor = (caller: Caller): Actor =>
+  caller.kind === 'token' ? { kind: 'agent', surface: 'http' } : { kind: 'human', surface: 'http' };
+
+export const surfaceOf = (caller: Caller): 'human' | 'agent' =>
+  caller.kind === 'token' ? 'agent' : 'human';
+
+export function mayRead(caller: Caller, project: string): boolean {
+  if (caller.kind === 'local') return true;
+  const p = caller.principal.projects;
+  return p === '*' || p.includes(project);
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/**
+ * Reads a token file: one token per line, optionally followed by the project ids it may read
+ * (`<token> acme-shop-1a2b3c4d other-9f8e7d6c`); a token with no projects may read every
+ * project. Blank lines and `#` comments are skipped. Tokens are compared in constant time.
+ */
+export function tokenFileResolver(file: string): TokenResolver {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new MnemeError('invalid', `cannot read the token file ${file}: ${(e as Error).message}`);
+  }
+  const entries: { hash: Buffer; principal: Principal }[] = [];
+  for (const [i, raw] of text.split('\n').entries()) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const [token, ...projects] = line.split(/\s+/);
+    if (!token || token.length < 16)
+      throw new MnemeError('invalid', `${file}:${i + 1}: a token needs at least 16 characters`, {
+        hint: 'generate one with `openssl rand -hex 32`',
+      });
+    for (const p of projects)
+      if (!SCOPE_PATTERN.test(p) || p === 'global')
+        throw new MnemeError('invalid', `${file}:${i + 1}: "${p}" is not a project id`, {
+          hint: 'project ids look like acme-shop-1a2b3c4d (see `mneme status`)',
+        });
+    entries.push({
+      hash: digest(token),
+      principal: { tenant: null, projects: projects.length ? projects : '*' },
+    });
+  }
+  if (entries.length === 0)
+    throw new MnemeError('invalid', `the token file ${file} holds no token`, {
+      hint: 'write one token per line, e.g. the output of `openssl rand -hex 32`',
+    });
+  return (token) => {
+    const h = digest(token);
+    let found: Principal | null = null;
+    for (const e of entries) if (timingSafeEqual(e.hash, h)) found = e.principal;
+    return found;
+  };
+}

@@ -1,0 +1,39 @@
+// What the HTTP surface is given: a way to build an engine bound to one project over the shared
+// store (so any Store adapter works), how to resolve bearer tokens, and the optional parts
+// (dashboard sessions, the session archive for traces, the reports directory, the MCP engine).
+import type { Binding } from '../../engine/context.js';
+import type { Engine } from '../../engine/engine.js';
+import type { SessionStore } from '../../store/sessions.js';
+import type { Caller, TokenResolver } from './auth.js';
+import type { Sessions } from './session.js';
+
+export interface EngineRequest {
+  binding: Binding;
+  surface: 'human' | 'agent';
+  /** The token's tenant (Postgres); null for the embedded store and the local user. */
+  tenant: string | null;
+}
+
+export interface AppOptions {
+  /** An engine bound to this project over the shared store; cheap, built per request. */
+  engineFor: (r: EngineRequest) => Engine;
+  /** Resolves a bearer token to what it grants; without it every token is refused. */
+  resolveToken?: TokenResolver;
+  /** True on a non-loopback bind: every request must carry a valid bearer token. */
+  requireToken?: boolean;
+  /** Dashboard sessions (login tickets, cookies, CSRF); absent means nobody can log in. */
+  sessions?: Sessions;
+  /** The raw session archive, to open the transcript excerpts provenance points at. */
+  archive?: SessionStore | null;
+  /** `<store>/reports`, if the store has one. */
+  reportsDir?: string | null;
+  /** The engine MCP over HTTP serves (surface 'agent', bound when the server started). */
+  mcpEngine?: Engine | null;
+  /** Largest request body accepted, in bytes (default 1 MiB). */
+  maxBodyBytes?: number;
+  /** Where unexpected errors are logged (never sent to the client). */
+  log?: (line: string) => void;
+  version?: string;
+}
+
+export type HttpEnv = { Variables: { caller: Caller } };

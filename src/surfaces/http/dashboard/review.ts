@@ -1,0 +1,97 @@
+// The review queue, where a person decides what agents and maintenance proposed: each pending
+// proposal with its evidence and diff, and a form to accept or reject it with a reason. Every
+// form carries the session's CSRF token, and the passphrase field appears when one is set.
+import { html } from 'hono/html';
+import type { Proposal } from '../../../core/proposal.js';
+import { badge, diffBlock, minute, page, type Html } from './layout.js';
+
+export interface ReviewView {
+  pending: Proposal[];
+  decided: Proposal[];
+  csrf: string;
+  passphrase: boolean;
+  notice: { ok: boolean; text: string } | null;
+}
+
+const targetLink = (t: string) =>
+  t.startsWith('mem_')
+    ? html`<a href="/m/${t}" class="mono">${t}</a>`
+    : html`<span class="mono">${t}</span>`;
+
+export function reviewPage(v: ReviewView): Html {
+  const body = html`<h1>Review queue</h1>
+    ${v.notice ? html`<div class="notice ${v.notice.ok ? 'ok' : 'bad'}" id="notice">${v.notice.text}</div>` : ''}
+    <p class="meta">
+      Agents and maintenance propose; you decide. Accepting applies the drafted change through the
+      write path; rejecting a proposed value keeps it from coming back. Decisions are journaled as
+      human / dashboard.
+    </p>
+    ${v.pending.length === 0 ? html`<p class="empty">nothing is waiting for a decision</p>` : ''}
+    ${v.pending.map(
+      (p) =>
+        html`<article class="panel proposal" data-id="${p.id}">
+          <div>${badge(p.kind, 'pending')} <strong>${p.summary}</strong></div>
+          <p class="meta">
+            <span class="mono">${p.id}</span> · ${p.scope} · by
+            ${p.created_by.kind}${p.created_by.surface ? `/${p.created_by.surface}` : ''} ·
+            ${minute(p.created_at)} · targets ${p.targets.map(targetLink)}
+          </p>
+          ${
+            p.evidence.length
+              ? html`<div class="meta">evidence:</div>
+                  <ul>
+                    ${p.evidence.map((e) => html`<li>${targetLink(e)}</li>`)}
+                  </ul>`
+              : ''
+          }
+          ${p.diff ? diffBlock(p.diff) : ''}
+          <form method="post" action="/review/${p.id}">
+            <input type="hidden" name="csrf" value="${v.csrf}" />
+            <label
+              >Reason <textarea name="reason" placeholder="why (kept in the journal)"></textarea>
+            </label>
+            ${v.passphrase ? html`<label>Review passphrase <input type="password" name="passphrase" autocomplete="off" required /></label>` : ''}
+            <p>
+              <button class="accept" name="decision" value="accept">Accept</button>
+              <button class="reject" name="decision" value="reject">Reject</button>
+            </p>
+          </form>
+        </article>`,
+    )}
+    <h2>Recently decided</h2>
+    ${
+      v.decided.length === 0
+        ? html`<p class="empty">no decisions yet</p>`
+        : html`<table>
+            <thead>
+              <tr>
+                <th>proposal</th>
+                <th>kind</th>
+                <th>decision</th>
+                <th>by</th>
+                <th>when</th>
+                <th>reason</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${v.decided.map(
+                (p) =>
+                  html`<tr data-id="${p.id}">
+                    <td>
+                      ${p.summary}
+                      <div class="meta mono">${p.id}</div>
+                    </td>
+                    <td>${p.kind}</td>
+                    <td>${badge(p.state)}</td>
+                    <td>
+                      ${p.decided_by?.kind ?? ''}${p.decided_by?.surface ? `/${p.decided_by.surface}` : ''}
+                    </td>
+                    <td class="mono">${minute(p.decided_at)}</td>
+                    <td>${p.reason ?? ''}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+    }`;
+  return page('Review', '/review', body, { csrf: v.csrf });
+}

@@ -1,0 +1,47 @@
+// The `project` parameter: a project id (`acme-shop-1a2b3c4d`) or a repository path on this
+// machine, bound like the CLI binds its working directory. Absent means the global scope only.
+// A caller reads only the projects it may read; the engine then enforces the scope on every read.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { MnemeError } from '../../core/errors.js';
+import { SCOPE_PATTERN } from '../../core/scope.js';
+import type { Binding } from '../../engine/context.js';
+import { bindProject, findRepoRoot } from '../project.js';
+import { mayRead, type Caller } from './auth.js';
+
+export interface ProjectChoice {
+  binding: Binding;
+  /** The repository root when the project was given as a path (source freshness checks). */
+  root: string | null;
+}
+
+export const GLOBAL_ONLY: ProjectChoice = {
+  binding: { project: null, identity: null },
+  root: null,
+};
+
+export function resolveProject(param: string | undefined, caller: Caller): ProjectChoice {
+  const p = param?.trim() ?? '';
+  if (p === '' || p === 'global') return GLOBAL_ONLY;
+  let choice: ProjectChoice;
+  if (SCOPE_PATTERN.test(p)) {
+    choice = { binding: { project: p, identity: p }, root: null };
+  } else if (path.isAbsolute(p) || p.startsWith('~/')) {
+    const dir = p.startsWith('~/') ? path.join(os.homedir(), p.slice(2)) : p;
+    if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory())
+      throw new MnemeError('invalid', `project path ${p} is not a directory on this machine`, {
+        hint: 'pass a project id (see `mneme status`) or an existing repository path',
+      });
+    choice = { binding: bindProject(dir), root: findRepoRoot(dir)?.root ?? path.resolve(dir) };
+  } else {
+    throw new MnemeError('invalid', `"${p.slice(0, 80)}" is neither a project id nor a path`, {
+      hint: 'project ids look like acme-shop-1a2b3c4d; paths must be absolute',
+    });
+  }
+  if (!mayRead(caller, choice.binding.project!))
+    throw new MnemeError('refused', `this token may not read project ${choice.binding.project}`, {
+      hint: 'ask for a token that lists this project, or leave project out for the global scope',
+    });
+  return choice;
+}

@@ -167,6 +167,10 @@ export class FileStore implements Store {
   }
 
   private resolveIntent(intent: Intent, headSeq: number): void {
+    // A write killed inside writeFileAtomic leaves its temp file beside the target.
+    if (intent.id !== null) removeStrayTemps(this.layout.lineageDir(intent.id));
+    if (intent.before !== null) removeStrayTemps(path.dirname(intent.before));
+    removeStrayTemps(this.layout.stateDir);
     let committed = false;
     if (headSeq >= intent.seq) {
       const e = this.journalFiles.all().find((x) => x.seq === intent.seq);
@@ -774,6 +778,13 @@ export class FileStore implements Store {
 
 function sameRevision(a: Revision, b: Revision): boolean {
   return serializeRevision(toRevision(a)) === serializeRevision(toRevision(b));
+}
+
+/** Removes `<name>.tmp-<pid>-<n>` files left by a process killed mid-write. */
+function removeStrayTemps(dir: string): void {
+  for (const n of safeReaddir(dir)) {
+    if (/\.tmp-\d+-\d+$/.test(n)) fs.rmSync(path.join(dir, n), { force: true });
+  }
 }
 
 function safeReaddir(dir: string): string[] {

@@ -15,12 +15,12 @@ export function formatRecall(r: RecallResponse): string {
       .join(', ');
     lines.push(`${x.handle} ${x.type} · ${x.abstract}`);
     lines.push(
-      `    score ${x.score.toFixed(3)} · ${flags} · valid ${x.valid_from.slice(0, 10)}${x.valid_to ? `..${x.valid_to.slice(0, 10)}` : '..'} · scope ${x.scope}`,
+      `    score ${x.score.toPrecision(3)} · ${flags} · valid ${x.valid_from.slice(0, 10)}${x.valid_to ? `..${x.valid_to.slice(0, 10)}` : '..'} · scope ${x.scope}`,
     );
     if (x.explain) {
       const e = x.explain;
       lines.push(
-        `    = relevance ${e.relevance.toFixed(3)} × weight ${e.weight.toFixed(2)} × recency ${e.recency.toFixed(3)} × trust ${e.trust.toFixed(2)}`,
+        `    = relevance ${e.relevance.toPrecision(3)} × weight ${e.weight.toFixed(2)} × recency ${e.recency.toFixed(3)} × trust ${e.trust.toFixed(2)}`,
       );
     }
   }

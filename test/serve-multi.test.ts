@@ -155,6 +155,9 @@ describe('serve --db: two instances, tokens, tenants, metrics', { skip: skip ?? 
       body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
     });
     assert.equal(mcp.status, 401);
+    const dash = await call(a.url, 'GET', '/', { token: acme });
+    assert.equal(dash.status, 404);
+    assert.match(dash.json.error.message, /no dashboard/);
     const ok = await call(b.url, 'GET', `/api/recall?q=quokka&project=${API}`, { token: acme });
     assert.equal(ok.status, 200);
     assert.equal(ok.json.results[0].abstract, 'The staging database is called quokka');

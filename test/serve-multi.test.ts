@@ -19,10 +19,19 @@ const API = 'api-00000001';
 const WEB = 'web-00000002';
 const OTHER = 'ops-00000003';
 
+/** The fields of the API answers these tests read (each answer has some of them). */
+interface Body {
+  id: string;
+  abstract: string;
+  results: { id: string; abstract: string }[];
+  projects: { id: string }[];
+  error: { code: string; message: string };
+}
+
 interface Res {
   status: number;
   headers: Headers;
-  json: Record<string, any>;
+  json: Body;
   text: string;
 }
 
@@ -41,7 +50,7 @@ async function call(
     body: o.body === undefined ? undefined : JSON.stringify(o.body),
   });
   const text = await r.text();
-  let json: Record<string, any> = {};
+  let json = {} as Body;
   try {
     json = JSON.parse(text);
   } catch {
@@ -160,7 +169,7 @@ describe('serve --db: two instances, tokens, tenants, metrics', { skip: skip ?? 
     assert.match(dash.json.error.message, /no dashboard/);
     const ok = await call(b.url, 'GET', `/api/recall?q=quokka&project=${API}`, { token: acme });
     assert.equal(ok.status, 200);
-    assert.equal(ok.json.results[0].abstract, 'The staging database is called quokka');
+    assert.equal(ok.json.results[0]!.abstract, 'The staging database is called quokka');
   });
 
   it('a token of tenant acme passing beta’s ids, projects or a wildcard reads nothing of beta', async () => {

@@ -7,6 +7,7 @@ import { secureHeaders } from 'hono/secure-headers';
 import { apiRoutes } from './api.js';
 import type { AppOptions, HttpEnv } from './context.js';
 import { dashboardRoutes } from './dashboard/routes.js';
+import { MnemeError } from '../../core/errors.js';
 import { errorBody } from './errors.js';
 import { callerGuard, hostGuard, sameOriginGuard } from './guards.js';
 import { mcpRoutes } from './mcp.js';
@@ -20,6 +21,7 @@ export function createApp(opts: AppOptions): Hono<HttpEnv> {
 
   app.onError((e, c) => {
     const { status, body } = errorBody(e);
+    if (e instanceof MnemeError && status < 500) opts.metrics?.refusal(e);
     if (status === 500 && body.error.message.startsWith('internal error'))
       log(
         `mneme http: ${c.req.method} ${new URL(c.req.url).pathname}: ${(e as Error).stack ?? String(e)}`,
@@ -33,6 +35,7 @@ export function createApp(opts: AppOptions): Hono<HttpEnv> {
     ),
   );
 
+  if (opts.metrics) app.use('*', opts.metrics.middleware());
   app.use(
     '*',
     secureHeaders({
@@ -70,8 +73,34 @@ export function createApp(opts: AppOptions): Hono<HttpEnv> {
   app.use('*', callerGuard(opts));
   app.use('*', sameOriginGuard);
 
+  const metrics = opts.metrics;
+  if (metrics)
+    app.get('/metrics', async (c) => {
+      const caller = c.get('caller');
+      // A server that has tokens shows its metrics only to token holders, even on loopback.
+      if (opts.resolveToken && caller.kind === 'local') {
+        c.header('WWW-Authenticate', 'Bearer');
+        return c.json(
+          { error: { code: 'refused', message: '/metrics needs a bearer token on this server' } },
+          401,
+        );
+      }
+      const gauges = opts.gauges ? await opts.gauges(caller) : null;
+      return c.text(metrics.render(gauges), 200, {
+        'Content-Type': 'text/plain; version=0.0.4; charset=utf-8',
+      });
+    });
+
   app.route('/api', apiRoutes(opts));
-  if (opts.mcpEngine) app.route('/mcp', mcpRoutes(opts.mcpEngine, log));
-  app.route('/', dashboardRoutes(opts));
+  const mcpEngine = opts.mcpEngine;
+  const mcpEngineFor = opts.mcpEngineFor ?? (mcpEngine ? () => mcpEngine : null);
+  if (mcpEngineFor) app.route('/mcp', mcpRoutes(mcpEngineFor, log));
+  if (opts.dashboard === false)
+    app.all('*', () => {
+      throw new MnemeError('not_found', 'this server has no dashboard', {
+        hint: 'the dashboard is a local-user feature: run `mneme ui` on the embedded store; with --db use /api and /mcp',
+      });
+    });
+  else app.route('/', dashboardRoutes(opts));
   return app;
 }

@@ -5,11 +5,12 @@
 import { MnemeError } from '../../core/errors.js';
 import { agentSessionMarker } from '../agent-env.js';
 import type { CliContext } from '../cli/run.js';
-import type { RunningServer, ServeOptions } from './server.js';
+import type { DbServeOptions, RunningServer, ServeOptions } from './server.js';
 
 const DEFAULT_PORT = 7411;
 /** Loaded on use, so other commands (hooks above all) do not pay for hono and the MCP SDK. */
 const startServer = async (o: ServeOptions) => (await import('./server.js')).startServer(o);
+const startDbServer = async (o: DbServeOptions) => (await import('./server.js')).startDbServer(o);
 
 const parsePort = (v: string) => {
   const n = Number(v);
@@ -19,7 +20,7 @@ const parsePort = (v: string) => {
 };
 
 /** Resolves when the process is asked to stop (Ctrl-C, SIGTERM). */
-const untilStopped = (server: RunningServer) =>
+const untilStopped = (server: Pick<RunningServer, 'close'>) =>
   new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
@@ -45,7 +46,32 @@ export function registerServe(c: CliContext): void {
       '--token-file <file>',
       'bearer tokens, one per line (optionally followed by project ids)',
     )
+    .addHelpText(
+      'after',
+      '\nWith --db postgres://… (or $MNEME_DATABASE_URL) the server is stateless: tokens come from\n' +
+        'the database (`mneme token create`), every request needs one, and there is no dashboard.',
+    )
     .action(async (o: { port: number; host: string; tokenFile?: string }) => {
+      const g = c.globals();
+      const db = g.db ?? (g.store ? undefined : io.env.MNEME_DATABASE_URL);
+      if (db) {
+        if (o.tokenFile)
+          throw new MnemeError('invalid', '--token-file does not apply with --db', {
+            hint: 'tokens live in the database: `mneme token create --tenant NAME --db URL`',
+          });
+        const server = await startDbServer({
+          db,
+          host: o.host,
+          port: o.port,
+          log: (l) => io.stderr(`${l}\n`),
+        });
+        io.stdout(
+          `mneme serving ${server.url}  (API ${server.url}/api, MCP ${server.url}/mcp, metrics ${server.url}/metrics)\n`,
+        );
+        io.stdout('shared Postgres store: every request needs a bearer token; no dashboard\n');
+        await untilStopped(server);
+        return;
+      }
       const server = await startServer({
         store: c.globals().store,
         cwd: io.cwd,

@@ -5,6 +5,7 @@ import type { Binding } from '../../engine/context.js';
 import type { Engine } from '../../engine/engine.js';
 import type { SessionStore } from '../../store/sessions.js';
 import type { Caller, TokenResolver } from './auth.js';
+import type { Metrics, StoreGauges } from './metrics.js';
 import type { Sessions } from './session.js';
 
 export interface EngineRequest {
@@ -29,6 +30,14 @@ export interface AppOptions {
   reportsDir?: string | null;
   /** The engine MCP over HTTP serves (surface 'agent', bound when the server started). */
   mcpEngine?: Engine | null;
+  /** The MCP engine per caller instead (Postgres: the token's tenant); wins over mcpEngine. */
+  mcpEngineFor?: (caller: Caller) => Engine;
+  /** False with no dashboard at all (`--db`: login is a local-user feature). Default true. */
+  dashboard?: boolean;
+  /** Counters for /metrics; absent means no /metrics route. */
+  metrics?: Metrics;
+  /** Store gauges for /metrics, for this caller (its tenant with `--db`). */
+  gauges?: (caller: Caller) => Promise<StoreGauges>;
   /** Largest request body accepted, in bytes (default 1 MiB). */
   maxBodyBytes?: number;
   /** Where unexpected errors are logged (never sent to the client). */

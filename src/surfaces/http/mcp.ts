@@ -1,18 +1,23 @@
 // MCP over Streamable HTTP at /mcp: the SDK's web-standard transport in stateless JSON mode, one
-// MCP server per request over the engine bound when `mneme serve` started (surface 'agent'). The
+// MCP server per request over the engine bound when `mneme serve` started (surface 'agent'), or
+// with `--db` one bound to the token's tenant and first allowed project (else global). The
 // same auth, Host and body-size checks as the API run before it.
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
 import { MnemeError } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
 import { createMcpServer } from '../mcp/server.js';
-import { mayRead } from './auth.js';
+import { mayRead, type Caller } from './auth.js';
 import type { HttpEnv } from './context.js';
 
-export function mcpRoutes(engine: Engine, log: (line: string) => void): Hono<HttpEnv> {
+export function mcpRoutes(
+  engineOf: (caller: Caller) => Engine,
+  log: (line: string) => void,
+): Hono<HttpEnv> {
   const app = new Hono<HttpEnv>();
   app.all('/', async (c) => {
     const caller = c.get('caller');
+    const engine = engineOf(caller);
     const project = engine.ctx.binding.project;
     if (project && !mayRead(caller, project))
       throw new MnemeError('refused', `this token may not read project ${project}`);

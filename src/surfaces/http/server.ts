@@ -1,5 +1,7 @@
 // Putting the app on a socket: open the store once, build per-request engines over it, bind MCP
 // to the starting directory's project, and listen. Loopback unless a token file is given.
+// With a Postgres URL (startDbServer) the server keeps no local state: every request carries a
+// bearer token, the token names the tenant, and engines are built per request over its store.
 import path from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { MnemeError } from '../../core/errors.js';
@@ -12,8 +14,10 @@ import type { Store } from '../../store/port.js';
 import { mnemeVersion } from '../install-root.js';
 import { storeHome } from '../open.js';
 import { bindProject } from '../project.js';
-import { createApp } from './app.js';
-import { isLoopback, tokenFileResolver, type TokenResolver } from './auth.js';
+import { openDatabase, type Database } from '../../store/postgres/database.js';
+import { createApp, type AppOptions } from './app.js';
+import { isLoopback, tokenFileResolver, type Caller, type TokenResolver } from './auth.js';
+import { Metrics } from './metrics.js';
 import { Sessions } from './session.js';
 
 export interface ServeOptions {
@@ -65,28 +69,140 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     archive: new SessionFiles(root),
     reportsDir: path.join(root, 'reports'),
     mcpEngine,
+    metrics: new Metrics(),
+    gauges: async () => ({
+      journalLength: (await store.status()).journalHead.seq,
+      proposalsPending: (await store.proposals({ state: 'pending' })).length,
+    }),
     version: mnemeVersion(),
     log: o.log,
   });
+  const { url, stop } = await listen(app, host, o.port);
+  return {
+    url,
+    sessions,
+    store,
+    close: async () => {
+      await stop();
+      await store.close();
+    },
+  };
+}
+
+async function listen(app: ReturnType<typeof createApp>, host: string, wanted?: number) {
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: host, port: o.port ?? DEFAULT_PORT }, () =>
+    const s = serve({ fetch: app.fetch, hostname: host, port: wanted ?? DEFAULT_PORT }, () =>
       resolve(s),
     );
     s.once('error', reject);
   });
   const addr = server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : (o.port ?? DEFAULT_PORT);
+  const port = typeof addr === 'object' && addr ? addr.port : (wanted ?? DEFAULT_PORT);
   const hostPart = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   return {
     url: `http://${hostPart}:${port}`,
-    sessions,
-    store,
-    close: async () => {
-      await new Promise<void>((r) => {
+    stop: () =>
+      new Promise<void>((r) => {
         server.close(() => r());
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-      });
-      await store.close();
-    },
+      }),
   };
+}
+
+export interface DbServeOptions {
+  /** postgres://… (or MNEME_DATABASE_URL, resolved by the caller). */
+  db: string;
+  host?: string;
+  port?: number;
+  poolSize?: number;
+  clock?: Clock;
+  log?: (line: string) => void;
+}
+
+export interface RunningDbServer {
+  url: string;
+  database: Database;
+  close(): Promise<void>;
+}
+
+/**
+ * The stateless server over a shared Postgres database: no file is written. Every request needs
+ * `Authorization: Bearer TOKEN` (401 and no data otherwise, loopback included); the token gives
+ * the tenant and the projects it may bind. MCP is bound to the token's first allowed project,
+ * or the global scope when the token allows every project. There is no dashboard.
+ */
+export async function startDbServer(o: DbServeOptions): Promise<RunningDbServer> {
+  const host = o.host ?? '127.0.0.1';
+  const database = await openDatabase(o.db, { poolSize: o.poolSize });
+  const clock = o.clock ?? (() => new Date());
+  const registry = new SchemaRegistry();
+  // Stores of tenants seen in a valid token; engineFor is synchronous, so the (cached, async)
+  // store lookup happens while the token is resolved.
+  const stores = new Map<string, Store>();
+  const resolveToken: TokenResolver = async (token) => {
+    const grant = await database.resolveToken(token);
+    if (!grant) return null;
+    stores.set(grant.tenant, await database.storeFor(grant.tenant));
+    return { tenant: grant.tenant, projects: grant.projects ?? '*' };
+  };
+  const storeOf = (tenant: string | null): Store => {
+    const s = tenant === null ? undefined : stores.get(tenant);
+    if (!s)
+      throw new MnemeError('refused', 'this server serves tenants: a bearer token is required', {
+        hint: 'create one with `mneme token create --tenant NAME --db URL`',
+      });
+    return s;
+  };
+  const tokenOf = (caller: Caller) => {
+    if (caller.kind !== 'token') throw storeOf(null);
+    return caller.principal;
+  };
+  const opts: AppOptions = {
+    engineFor: ({ binding, surface, tenant }) =>
+      new Engine({ store: storeOf(tenant), clock, registry, binding, surface }),
+    resolveToken,
+    requireToken: true,
+    dashboard: false,
+    archive: null,
+    reportsDir: null,
+    mcpEngineFor: (caller) => {
+      const p = tokenOf(caller);
+      const project = p.projects === '*' ? null : (p.projects[0] ?? null);
+      return new Engine({
+        store: storeOf(p.tenant),
+        clock,
+        registry,
+        binding: { project, identity: project },
+        surface: 'agent',
+      });
+    },
+    metrics: new Metrics(),
+    gauges: async (caller) => {
+      const p = tokenOf(caller);
+      const store = storeOf(p.tenant);
+      const scopes = p.projects === '*' ? undefined : ['global', ...p.projects];
+      return {
+        journalLength: (await store.status()).journalHead.seq,
+        proposalsPending: (await store.proposals({ state: 'pending', scopes })).length,
+      };
+    },
+    version: mnemeVersion(),
+    log: o.log,
+  };
+  let stop: (() => Promise<void>) | null = null;
+  try {
+    const l = await listen(createApp(opts), host, o.port);
+    stop = l.stop;
+    return {
+      url: l.url,
+      database,
+      close: async () => {
+        await stop?.();
+        await database.close();
+      },
+    };
+  } catch (e) {
+    await database.close();
+    throw e;
+  }
 }

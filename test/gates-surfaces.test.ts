@@ -57,7 +57,11 @@ describe('tombstones gate the agent and HTTP surfaces', () => {
         global: true,
       });
       assert.equal(ok.isError, false, JSON.stringify(ok.body));
-      const sup = await call('supersede', { id: ok.body.id, abstract: REJECTED, valid_from: '2030-01-01' });
+      const sup = await call('supersede', {
+        id: ok.body.id,
+        abstract: REJECTED,
+        valid_from: '2030-01-01',
+      });
       assert.equal(sup.isError, true);
       assert.equal(sup.body.code, 'refused');
       const rec = await call('recall', { query: 'session tokens days' });

@@ -145,6 +145,21 @@ describe('CLI with --db (Postgres)', { skip: skip ?? false }, () => {
       '--global',
     ]).id;
 
+    // A conflict an agent opened: the review queue must survive the move.
+    const agentWrite = run(
+      [
+        'remember',
+        '--type',
+        'fact',
+        '--abstract',
+        'The API rate limit is 5000 rps',
+        '--field',
+        'subject=rate limit',
+      ],
+      { home: src, env: { MNEME_AGENT: '1' } },
+    );
+    assert.equal(agentWrite.code, 2);
+
     const b1 = path.join(src, 'b1.json');
     F(['export', '--out', b1]);
     assert.equal(run(['tenant', 'create', 'moving', '--db', db.url]).code, 0);
@@ -167,8 +182,32 @@ describe('CLI with --db (Postgres)', { skip: skip ?? false }, () => {
     assert.equal(P(['log', '--op', 'import', '--limit', '100']).entries.length, 7);
     assert.equal(P(['journal', 'verify']).ok, true);
     assert.equal(F(['log', '--op', 'import', '--limit', '100'], back).entries.length, 7);
+    // Tombstones (the corrected value) and the pending proposal travelled both ways.
+    const rejected = (t: { tombstones: { value_norm: string }[] }) =>
+      t.tombstones.map((x) => x.value_norm);
+    assert.deepEqual(rejected(P(['tombstone', 'list'])), rejected(F(['tombstone', 'list'])));
+    assert.deepEqual(rejected(F(['tombstone', 'list'], back)), ['the api rate limit is 50 rps']);
+    const kinds = (p: { proposals: { kind: string; targets: string[] }[] }) =>
+      p.proposals.map((x) => [x.kind, x.targets]);
+    assert.deepEqual(kinds(P(['proposals'])), [['conflict', [b]]]);
+    assert.deepEqual(kinds(F(['proposals'], back)), [['conflict', [b]]]);
+    const restated = run([
+      '--db',
+      db.url,
+      '--tenant',
+      'moving',
+      'remember',
+      '--type',
+      'fact',
+      '--abstract',
+      'The API rate limit is 50 rps',
+    ]);
+    assert.equal(restated.code, 2, 'the rejected value is refused in Postgres too');
     // Importing again changes nothing.
-    assert.equal(P(['import', b1]).unchanged, 7);
+    const again = P(['import', b1]);
+    assert.equal(again.unchanged, 7);
+    assert.equal(again.proposals, 0);
+    assert.equal(P(['proposals']).proposals.length, 1);
     fs.rmSync(src, { recursive: true, force: true });
     fs.rmSync(back, { recursive: true, force: true });
   });

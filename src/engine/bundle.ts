@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { MnemeError } from '../core/errors.js';
 import { toRevision } from '../core/revision.js';
+import type { Proposal } from '../core/proposal.js';
 import type { Actor, Revision } from '../core/types.js';
 import { applyEach } from './apply.js';
 import { readableScopes, type EngineContext } from './context.js';
@@ -17,11 +18,13 @@ export interface Bundle {
   scopes: string[];
   memories: { id: string; revisions: Revision[] }[];
   tombstones: unknown[];
+  /** Pending proposals: a move between stores keeps the review queue. */
+  proposals: unknown[];
 }
 
 export async function exportBundle(
   ctx: EngineContext,
-  extra: { tombstones?: unknown[] } = {},
+  extra: { tombstones?: unknown[]; proposals?: unknown[] } = {},
 ): Promise<Bundle> {
   const scopes = readableScopes(ctx.binding);
   const current = await ctx.store.listCurrent(scopes, { includeEnded: true });
@@ -37,6 +40,7 @@ export async function exportBundle(
     scopes,
     memories,
     tombstones: extra.tombstones ?? [],
+    proposals: extra.proposals ?? [],
   };
 }
 
@@ -47,6 +51,7 @@ const BundleShape = z.object({
   scopes: z.array(z.string()),
   memories: z.array(z.object({ id: z.string(), revisions: z.array(z.unknown()) })),
   tombstones: z.array(z.unknown()).default([]),
+  proposals: z.array(z.unknown()).default([]),
 });
 
 export interface ImportReport {
@@ -55,6 +60,7 @@ export interface ImportReport {
   imported: number;
   unchanged: number;
   tombstones: number;
+  proposals: number;
   refused: { id: string; rev: number | null; code: string; message: string }[];
 }
 
@@ -92,6 +98,7 @@ export async function importBundle(
     imported: 0,
     unchanged: 0,
     tombstones: 0,
+    proposals: 0,
     refused: [],
   };
   // Tombstones first, so a value rejected in the source store cannot arrive as a memory.
@@ -133,5 +140,24 @@ export async function importBundle(
       }
     }
   }
+  // Pending proposals last (their targets must exist). The original id is the idempotency
+  // key, so importing the same bundle twice opens each proposal once.
+  const proposes = bundle.proposals
+    .map((p) => p as Partial<Proposal>)
+    .filter((p) => p.state === 'pending' && typeof p.id === 'string' && p.kind !== undefined)
+    .map((p) => ({
+      op: 'propose',
+      kind: p.kind,
+      targets: p.targets ?? [],
+      summary: p.summary ?? '',
+      accept: (p.draft as { accept?: unknown[] } | null)?.accept ?? [],
+      reject: (p.draft as { reject?: unknown[] } | null)?.reject ?? [],
+      evidence: p.evidence ?? [],
+      diff: p.diff ?? '',
+      scope: p.scope,
+      idempotency_key: `import-proposal:${p.id}`,
+    }));
+  const opened = await applyEach(ctx, proposes, actor);
+  report.proposals = opened.filter((s) => s.ok && !s.result.replayed).length;
   return report;
 }

@@ -71,7 +71,10 @@ export class Engine {
     return { ...report, handEdits: edits };
   }
   async exportBundle() {
-    return exportBundle(this.ctx, { tombstones: await this.tombstones() });
+    return exportBundle(this.ctx, {
+      tombstones: await this.tombstones(),
+      proposals: await this.proposals({ state: 'pending' }),
+    });
   }
   importBundle(text: string, name: string, actor: Actor) {
     return importBundle(this.ctx, text, name, actor);

@@ -77,7 +77,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     version: mnemeVersion(),
     log: o.log,
   });
-  const { url, stop } = await listen(app, host, o.port);
+  const { url, stop } = await listen(app, host, o.port, slowClientLimits(o.env));
   return {
     url,
     sessions,
@@ -89,10 +89,32 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   };
 }
 
-async function listen(app: ReturnType<typeof createApp>, host: string, wanted?: number) {
+/**
+ * Slow clients are cut off: request headers must arrive within 10 s and a whole request within
+ * 60 s (MNEME_HTTP_HEADERS_TIMEOUT_MS / MNEME_HTTP_REQUEST_TIMEOUT_MS override them).
+ */
+export function slowClientLimits(env: NodeJS.ProcessEnv = process.env) {
+  const num = (v: string | undefined, d: number) =>
+    Number.isInteger(Number(v)) && Number(v) > 0 ? Number(v) : d;
+  const headersTimeout = num(env.MNEME_HTTP_HEADERS_TIMEOUT_MS, 10_000);
+  const requestTimeout = Math.max(headersTimeout, num(env.MNEME_HTTP_REQUEST_TIMEOUT_MS, 60_000));
+  return {
+    headersTimeout,
+    requestTimeout,
+    connectionsCheckingInterval: Math.min(1_000, headersTimeout),
+  };
+}
+
+async function listen(
+  app: ReturnType<typeof createApp>,
+  host: string,
+  wanted?: number,
+  limits = slowClientLimits(),
+) {
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: host, port: wanted ?? DEFAULT_PORT }, () =>
-      resolve(s),
+    const s = serve(
+      { fetch: app.fetch, hostname: host, port: wanted ?? DEFAULT_PORT, serverOptions: limits },
+      () => resolve(s),
     );
     s.once('error', reject);
   });

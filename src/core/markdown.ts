@@ -70,7 +70,8 @@ export const RevisionSchema = z
   })
   .strict();
 
-const FRONT_KEYS: (keyof Revision)[] = [
+/** Front-matter keys in file order (everything but the body). */
+export const FRONT_KEYS: (keyof Revision)[] = [
   'id',
   'rev',
   'op',

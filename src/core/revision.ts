@@ -1,32 +1,8 @@
 // Small helpers over revisions that every layer needs.
+import { FRONT_KEYS } from './markdown.js';
 import type { Revision, RevisionView } from './types.js';
 
-const KEYS: (keyof Revision)[] = [
-  'id',
-  'rev',
-  'op',
-  'type',
-  'scope',
-  'slug',
-  'abstract',
-  'body',
-  'tags',
-  'fields',
-  'links',
-  'status',
-  'rejected',
-  'trust',
-  'review',
-  'quarantine',
-  'valid_from',
-  'valid_to',
-  'recorded_at',
-  'actor',
-  'provenance',
-  'source',
-  'applies_to',
-  'reason',
-];
+const KEYS: (keyof Revision)[] = [...FRONT_KEYS, 'body'];
 
 /** Strips the derived lineage facts from a view, leaving the revision as written. */
 export function toRevision(v: Revision | RevisionView): Revision {

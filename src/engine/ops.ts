@@ -2,6 +2,7 @@
 // surface — CLI, MCP, HTTP, hooks, distiller, importer — builds these and calls apply().
 import { z } from 'zod';
 import { RevisionSchema } from '../core/markdown.js';
+import { PROPOSAL_KINDS } from '../core/proposal.js';
 
 const text = z.string();
 const fields = z.record(z.string());
@@ -131,17 +132,7 @@ export const DecideOp = z
 export const ProposeOp = z
   .object({
     op: z.literal('propose'),
-    kind: z.enum([
-      'merge',
-      'split',
-      'supersede',
-      'retract',
-      'conflict',
-      'external_edit',
-      'quarantine',
-      'confirm',
-      'lift',
-    ]),
+    kind: z.enum(PROPOSAL_KINDS),
     targets: z.array(z.string()).max(50),
     summary: z.string().max(500),
     accept: z.array(z.record(z.unknown())).max(50),

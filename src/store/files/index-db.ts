@@ -60,7 +60,7 @@ interface RevRow {
  * Tiers of candidate rows a narrowed query may touch: the rarest terms first, widening until
  * enough eligible rows are found, and finally every term.
  */
-const PRUNE_BUDGETS = [300, 3000, Infinity];
+const PRUNE_BUDGETS = [150, 800, Infinity];
 /** Best rare-term matches re-scored for the common terms. */
 const NARROW_CANDIDATES = 100;
 
@@ -69,6 +69,7 @@ export class IndexDb {
   private readonly dfCache = new Map<string, { df: number; seq: number }>();
   private dfSeq = 0;
   private nDocs: { n: number; seq: number } | null = null;
+  private readonly docsByRowid = new Map<number, Database.Statement>();
   private dfVocab: Database.Statement<[string], { doc: number }> | undefined;
   private readonly stmts;
 
@@ -223,11 +224,15 @@ export class IndexDb {
     let stmt = this.searchCache.get(key);
     if (!stmt) {
       const placeholders = q.scopes.map((_, i) => `@s${i}`).join(', ');
-      stmt = this.db.prepare(`SELECT r.rowid AS rowid, bm25(fts, 4.0, 1.0, 2.0) AS bm,
-          fts.abstract AS a, substr(fts.body, 1, 4000) AS b, fts.extra AS e
-        FROM fts JOIN rev r ON r.rowid = fts.rowid
-        WHERE fts MATCH @match AND r.scope IN (${placeholders}) AND ${ELIGIBLE}
-        ORDER BY bm LIMIT @limit`);
+      // Sort rowids and scores only; the text is read for the rows that survive the LIMIT.
+      stmt = this.db.prepare(`SELECT x.rowid AS rowid, x.bm AS bm,
+          t.abstract AS a, substr(t.body, 1, 4000) AS b, t.extra AS e
+        FROM (SELECT r.rowid AS rowid, bm25(fts, 4.0, 1.0, 2.0) AS bm
+              FROM fts JOIN rev r ON r.rowid = fts.rowid
+              WHERE fts MATCH @match AND r.scope IN (${placeholders}) AND ${ELIGIBLE}
+              ORDER BY bm LIMIT @limit) x
+        JOIN fts t ON t.rowid = x.rowid
+        ORDER BY x.bm`);
       this.searchCache.set(key, stmt);
     }
     const params: Record<string, unknown> = {
@@ -255,25 +260,43 @@ export class IndexDb {
         const stem = stemmer(t.text);
         const df = this.termDf(stem);
         const idf = Math.max(1e-6, Math.log((n - df + 0.5) / (df + 0.5)));
-        return { re: new RegExp(`(^|[^\\p{L}\\p{N}])${escapeRe(stem)}`, 'iu'), idf };
+        return { stem: stem.toLowerCase(), idf };
       });
     const scored = cands.map((c) => {
       let bm = c.bm;
-      for (const x of extra) {
-        const w = x.re.test(c.a) ? 4 : x.re.test(c.e) ? 2 : x.re.test(c.b) ? 1 : 0;
-        bm -= w * x.idf;
+      if (extra.length > 0) {
+        const a = c.a.toLowerCase();
+        const e = c.e.toLowerCase();
+        const b = c.b.toLowerCase();
+        for (const x of extra) {
+          const w = hasWordFrom(a, x.stem)
+            ? 4
+            : hasWordFrom(e, x.stem)
+              ? 2
+              : hasWordFrom(b, x.stem)
+                ? 1
+                : 0;
+          bm -= w * x.idf;
+        }
       }
       return { rowid: c.rowid, bm };
     });
     scored.sort((x, y) => x.bm - y.bm || x.rowid - y.rowid);
     const top = scored.slice(0, limit);
     if (top.length === 0) return [];
-    const docs = this.db
-      .prepare(
+    let docStmt = this.docsByRowid.get(top.length);
+    if (!docStmt) {
+      docStmt = this.db.prepare(
         `SELECT d.rowid AS rowid, d.doc AS doc, w.w AS w FROM rev d LEFT JOIN weight w ON w.id = d.id
          WHERE d.rowid IN (${top.map(() => '?').join(', ')})`,
-      )
-      .all(...top.map((t) => t.rowid)) as { rowid: number; doc: string; w: number | null }[];
+      );
+      this.docsByRowid.set(top.length, docStmt);
+    }
+    const docs = docStmt.all(...top.map((t) => t.rowid)) as {
+      rowid: number;
+      doc: string;
+      w: number | null;
+    }[];
     const byId = new Map(docs.map((d) => [d.rowid, d]));
     return top.map((t) => ({
       rowid: t.rowid,
@@ -544,4 +567,12 @@ function toHit(r: RevRow): SearchHit {
   return { view: JSON.parse(r.doc) as RevisionView, relevance: -r.bm, weight: r.w ?? 1 };
 }
 
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+
+/** Whether some word in `text` (lower-cased) starts with `stem`: a stemmed-term match. */
+function hasWordFrom(text: string, stem: string): boolean {
+  for (let i = text.indexOf(stem); i >= 0; i = text.indexOf(stem, i + 1)) {
+    if (i === 0 || !WORD_CHAR.test(text[i - 1]!)) return true;
+  }
+  return false;
+}

@@ -16,6 +16,8 @@ import { Engine } from '../engine/engine.js';
 import { PostgresStore } from '../store/postgres/postgres-store.js';
 import { migrate } from '../store/postgres/schema.js';
 import { createTenant } from '../store/postgres/tenants.js';
+import { syntheticText } from './synthetic-text.js';
+import { percentile } from './metrics.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -37,29 +39,8 @@ const concurrency = Number(args.concurrency);
 const BINDING = { project: projectScope('bench:pg', 'bench'), identity: 'bench' };
 const ACTOR = { kind: 'human' as const, surface: 'cli' };
 
-// A deterministic vocabulary and text generator (mulberry32), so runs are comparable.
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rand = rng(42);
-const SYLLABLES = 'ka lo mi ne ru sa ti vo ze pa qu dor fen gal hix jun kel mor nip'.split(' ');
-const VOCAB = Array.from({ length: 3000 }, () => {
-  const k = 2 + Math.floor(rand() * 3);
-  return Array.from({ length: k }, () => SYLLABLES[Math.floor(rand() * SYLLABLES.length)]).join('');
-});
-// Zipf-like: low indexes are common words, high ones rare.
-const word = () => VOCAB[Math.floor(Math.pow(rand(), 2.2) * VOCAB.length)]!;
-const words = (n: number) => Array.from({ length: n }, word).join(' ');
+const { rand, word, words } = syntheticText(42);
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 const round = (n: number) => Math.round(n * 100) / 100;
 
 async function pool<T>(items: T[], width: number, fn: (x: T, i: number) => Promise<void>) {

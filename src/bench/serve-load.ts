@@ -19,6 +19,7 @@ import { PostgresStore } from '../store/postgres/postgres-store.js';
 import { migrate } from '../store/postgres/schema.js';
 import { createTenant, createToken } from '../store/postgres/tenants.js';
 import { percentile } from './metrics.js';
+import { syntheticText } from './synthetic-text.js';
 import { BIN } from './scale.js';
 
 const { values: args } = parseArgs({
@@ -41,23 +42,7 @@ const CONCURRENCY = Number(args.concurrency);
 const WRITE_RATIO = Number(args['write-ratio']);
 const PROJECT = 'bench-0000beef';
 
-// Deterministic text (mulberry32) so runs are comparable.
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rand = rng(7);
-const SYLLABLES = 'ka lo mi ne ru sa ti vo ze pa qu dor fen gal hix jun kel mor nip'.split(' ');
-const VOCAB = Array.from({ length: 3000 }, () => {
-  const k = 2 + Math.floor(rand() * 3);
-  return Array.from({ length: k }, () => SYLLABLES[Math.floor(rand() * SYLLABLES.length)]).join('');
-});
-const word = () => VOCAB[Math.floor(Math.pow(rand(), 2.2) * VOCAB.length)]!;
-const words = (n: number) => Array.from({ length: n }, word).join(' ');
+const { rand, word, words } = syntheticText(7);
 const ms = (n: number) => Math.round(n * 100) / 100;
 
 async function pool(n: number, width: number, fn: (i: number) => Promise<void>) {

@@ -13,6 +13,10 @@ export interface ScoreParts {
 const TRUST_FACTOR = [0.8, 1.0, 1.1, 1.2];
 const RECENCY_HALF_LIFE_DAYS = 180;
 
+// Recall scores many candidates against one `now`; parse it once.
+let nowText = '';
+let nowMs = 0;
+
 export function scoreCandidate(input: {
   relevance: number;
   weight: number;
@@ -20,7 +24,11 @@ export function scoreCandidate(input: {
   trust: Trust;
   now: string;
 }): ScoreParts {
-  const ageDays = Math.max(0, (Date.parse(input.now) - Date.parse(input.recordedAt)) / 86_400_000);
+  if (input.now !== nowText) {
+    nowText = input.now;
+    nowMs = Date.parse(input.now);
+  }
+  const ageDays = Math.max(0, (nowMs - Date.parse(input.recordedAt)) / 86_400_000);
   const recency = 0.85 + 0.15 * Math.pow(0.5, ageDays / RECENCY_HALF_LIFE_DAYS);
   const weight = Math.min(2, Math.max(0.25, input.weight));
   const trust = TRUST_FACTOR[trustRank(input.trust)] ?? 1;

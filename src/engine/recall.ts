@@ -104,15 +104,15 @@ export async function recall(
     const parts = scoreCandidate({
       relevance: hit.relevance,
       weight: hit.weight,
-      recordedAt: hit.view.recorded_at,
-      trust: hit.view.trust,
+      recordedAt: hit.head.recorded_at,
+      trust: hit.head.trust,
       now,
     });
-    const prior = best.get(hit.view.id);
-    if (!prior || hit.view.rev > prior.hit.view.rev) best.set(hit.view.id, { hit, parts });
+    const prior = best.get(hit.head.id);
+    if (!prior || hit.head.rev > prior.hit.head.rev) best.set(hit.head.id, { hit, parts });
   }
   const ranked = [...best.values()]
-    .sort((a, b) => b.parts.score - a.parts.score || (a.hit.view.id < b.hit.view.id ? -1 : 1))
+    .sort((a, b) => b.parts.score - a.parts.score || (a.hit.head.id < b.hit.head.id ? -1 : 1))
     .slice(0, limit);
   const results: RecallResult[] = ranked.map(({ hit: { view: v }, parts }) => ({
     id: v.id,
@@ -238,13 +238,13 @@ async function lexicalHits(
       const max1 = Math.max(...hits.map((h) => h.relevance), 1e-9);
       const max2 = Math.max(...fb.map((h) => h.relevance), 1e-9);
       const merged = new Map<string, SearchHit>();
-      const key = (h: SearchHit) => `${h.view.id}#${h.view.rev}`;
-      for (const h of hits) merged.set(key(h), { ...h, relevance: h.relevance / max1 });
+      const key = (h: SearchHit) => `${h.head.id}#${h.head.rev}`;
+      for (const h of hits) merged.set(key(h), withRelevance(h, h.relevance / max1));
       for (const h of fb) {
         const add = (rk.prfWeight * h.relevance) / max2;
         const prior = merged.get(key(h));
         if (prior) prior.relevance += add;
-        else merged.set(key(h), { ...h, relevance: add });
+        else merged.set(key(h), withRelevance(h, add));
       }
       hits = [...merged.values()];
     }
@@ -252,13 +252,32 @@ async function lexicalHits(
   const window = rk.temporal ? timeWindow(rk.query, rk.now) : null;
   if (window) {
     hits = hits.map((h) =>
-      h.view.valid_from >= window.from && h.view.valid_from <= window.to
-        ? { ...h, relevance: h.relevance * (1 + rk.temporalBoost) }
+      h.head.valid_from >= window.from && h.head.valid_from <= window.to
+        ? withRelevance(h, h.relevance * (1 + rk.temporalBoost))
         : h,
     );
   }
   return hits;
 }
+
+/** A hit with another relevance; its view stays lazy (adapters may parse it on first read). */
+class Rescored implements SearchHit {
+  constructor(
+    private readonly base: SearchHit,
+    readonly relevance: number,
+  ) {}
+  get head() {
+    return this.base.head;
+  }
+  get view() {
+    return this.base.view;
+  }
+  get weight() {
+    return this.base.weight;
+  }
+}
+
+const withRelevance = (h: SearchHit, relevance: number): SearchHit => new Rescored(h, relevance);
 
 async function exclusionTrace(
   ctx: EngineContext,

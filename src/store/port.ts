@@ -21,8 +21,13 @@ export interface SearchRequest {
   want?: number;
 }
 
+/** What ranking needs of a candidate, available without reading the whole revision. */
+export type HitHead = Pick<RevisionView, 'id' | 'rev' | 'recorded_at' | 'trust' | 'valid_from'>;
+
 export interface SearchHit {
-  view: RevisionView;
+  head: HitHead;
+  /** The whole revision; an adapter may read it lazily, so rank on `head` and read this last. */
+  readonly view: RevisionView;
   /** Lexical relevance, higher is better. */
   relevance: number;
   /** Usage-derived weight (1 when there is no usage). */

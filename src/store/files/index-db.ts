@@ -9,8 +9,8 @@ import type { Eligibility } from '../../core/eligibility.js';
 import type { JournalEntry } from '../../core/journal.js';
 import { FAR_FUTURE } from '../../core/time.js';
 import { ftsMatchExpression, prepareForIndex, type QueryTerm } from '../../core/text.js';
-import { trustRank, type RevisionView } from '../../core/types.js';
-import type { InjectQuery, SearchHit } from '../port.js';
+import { TRUST_LEVELS, trustRank, type RevisionView } from '../../core/types.js';
+import type { HitHead, InjectQuery, SearchHit } from '../port.js';
 
 const SCHEMA_VERSION = '1';
 
@@ -49,12 +49,25 @@ const ELIGIBLE = `
   AND (@incq = 1 OR r.quarantine IS NULL)
   AND r.trust_rank >= @mintrust`;
 
-interface RevRow {
-  rowid: number;
-  doc: string;
-  bm: number;
-  w: number | null;
-}
+/** A candidate row, read as an array (statements in raw mode): see hitColumns. */
+type HitRow = [
+  rowid: number,
+  doc: string,
+  bm: number,
+  w: number | null,
+  id: string,
+  rev: number,
+  recorded_at: string,
+  trust_rank: number,
+  valid_from: string,
+];
+
+/**
+ * The columns of a HitRow, from revision table alias `t` joined to `weight w`: the document, and
+ * beside it what ranking needs, so that the document is parsed only for the hits that are shown.
+ */
+const hitColumns = (t: string, bm: string) =>
+  `${t}.rowid, ${t}.doc, ${bm}, w.w, ${t}.id, ${t}.rev, ${t}.recorded_at, ${t}.trust_rank, ${t}.valid_from`;
 
 /**
  * Tiers of candidate rows a narrowed query may touch: the rarest terms first, widening until
@@ -196,7 +209,7 @@ export class IndexDb {
    */
   search(terms: QueryTerm[], q: Eligibility, limit: number, want = limit): SearchHit[] {
     if (q.scopes.length === 0) return [];
-    let rows: RevRow[] = [];
+    let rows: HitRow[] = [];
     let tried = 0;
     // want = 0: the caller only wants boosts from rare terms, never a widened query.
     for (const budget of want === 0 ? PRUNE_BUDGETS.slice(0, 1) : PRUNE_BUDGETS) {
@@ -217,22 +230,27 @@ export class IndexDb {
    * (their BM25 contribution at tf=1: idf × column weight), so a memory that holds every query
    * word still outranks one that holds only the rare one.
    */
-  private runNarrow(rare: QueryTerm[], all: QueryTerm[], q: Eligibility, limit: number): RevRow[] {
+  private runNarrow(rare: QueryTerm[], all: QueryTerm[], q: Eligibility, limit: number): HitRow[] {
     const match = ftsMatchExpression(rare);
     if (match === null) return [];
     const key = -q.scopes.length;
     let stmt = this.searchCache.get(key);
     if (!stmt) {
       const placeholders = q.scopes.map((_, i) => `@s${i}`).join(', ');
-      // Sort rowids and scores only; the text is read for the rows that survive the LIMIT.
-      stmt = this.db.prepare(`SELECT x.rowid AS rowid, x.bm AS bm,
-          t.abstract AS a, substr(t.body, 1, 4000) AS b, t.extra AS e
+      // Sort rowids and scores only; the text is read for the rows that survive the LIMIT, from
+      // FTS5's content table (fts_content: c0 abstract, c1 body, c2 extra) by its primary key,
+      // which is cheaper than a rowid lookup through the virtual table.
+      stmt = this.db
+        .prepare(
+          `SELECT x.rowid, x.bm, t.c0, substr(t.c1, 1, 4000), t.c2
         FROM (SELECT r.rowid AS rowid, bm25(fts, 4.0, 1.0, 2.0) AS bm
               FROM fts JOIN rev r ON r.rowid = fts.rowid
               WHERE fts MATCH @match AND r.scope IN (${placeholders}) AND ${ELIGIBLE}
               ORDER BY bm LIMIT @limit) x
-        JOIN fts t ON t.rowid = x.rowid
-        ORDER BY x.bm`);
+        JOIN fts_content t ON t.id = x.rowid`,
+        )
+        // Rows as arrays: building a keyed object per row costs more than the query here.
+        .raw(true);
       this.searchCache.set(key, stmt);
     }
     const params: Record<string, unknown> = {
@@ -245,13 +263,13 @@ export class IndexDb {
       limit: Math.max(limit * 2, NARROW_CANDIDATES),
     };
     q.scopes.forEach((s, i) => (params[`s${i}`] = s));
-    const cands = stmt.all(params) as {
-      rowid: number;
-      bm: number;
-      a: string;
-      b: string;
-      e: string;
-    }[];
+    const cands = stmt.all(params) as [
+      rowid: number,
+      bm: number,
+      a: string,
+      b: string,
+      e: string,
+    ][];
     const kept = new Set(rare.map((t) => t.text));
     const n = this.docCount();
     const extra = all
@@ -262,12 +280,12 @@ export class IndexDb {
         const idf = Math.max(1e-6, Math.log((n - df + 0.5) / (df + 0.5)));
         return { stem: stem.toLowerCase(), idf };
       });
-    const scored = cands.map((c) => {
-      let bm = c.bm;
+    const scored = cands.map(([rowid, bm0, a0, b0, e0]) => {
+      let bm = bm0;
       if (extra.length > 0) {
-        const a = c.a.toLowerCase();
-        const e = c.e.toLowerCase();
-        const b = c.b.toLowerCase();
+        const a = a0.toLowerCase();
+        const e = e0.toLowerCase();
+        const b = b0.toLowerCase();
         for (const x of extra) {
           const w = hasWordFrom(a, x.stem)
             ? 4
@@ -279,31 +297,28 @@ export class IndexDb {
           bm -= w * x.idf;
         }
       }
-      return { rowid: c.rowid, bm };
+      return { rowid, bm };
     });
     scored.sort((x, y) => x.bm - y.bm || x.rowid - y.rowid);
     const top = scored.slice(0, limit);
     if (top.length === 0) return [];
     let docStmt = this.docsByRowid.get(top.length);
     if (!docStmt) {
-      docStmt = this.db.prepare(
-        `SELECT d.rowid AS rowid, d.doc AS doc, w.w AS w FROM rev d LEFT JOIN weight w ON w.id = d.id
-         WHERE d.rowid IN (${top.map(() => '?').join(', ')})`,
-      );
+      docStmt = this.db
+        .prepare(
+          `SELECT ${hitColumns('d', '0')} FROM rev d LEFT JOIN weight w ON w.id = d.id
+           WHERE d.rowid IN (${top.map(() => '?').join(', ')})`,
+        )
+        .raw(true);
       this.docsByRowid.set(top.length, docStmt);
     }
-    const docs = docStmt.all(...top.map((t) => t.rowid)) as {
-      rowid: number;
-      doc: string;
-      w: number | null;
-    }[];
-    const byId = new Map(docs.map((d) => [d.rowid, d]));
-    return top.map((t) => ({
-      rowid: t.rowid,
-      doc: byId.get(t.rowid)!.doc,
-      bm: t.bm,
-      w: byId.get(t.rowid)!.w,
-    }));
+    const docs = docStmt.all(...top.map((t) => t.rowid)) as HitRow[];
+    const byId = new Map(docs.map((d) => [d[0], d]));
+    return top.map((t) => {
+      const row = byId.get(t.rowid)!;
+      row[2] = t.bm;
+      return row;
+    });
   }
 
   private docCount(): number {
@@ -316,7 +331,7 @@ export class IndexDb {
     return Math.max(1, this.nDocs.n);
   }
 
-  private runSearch(terms: QueryTerm[], q: Eligibility, limit: number): RevRow[] {
+  private runSearch(terms: QueryTerm[], q: Eligibility, limit: number): HitRow[] {
     const match = ftsMatchExpression(terms);
     if (match === null) return [];
     let stmt = this.searchCache.get(q.scopes.length);
@@ -324,13 +339,17 @@ export class IndexDb {
       const placeholders = q.scopes.map((_, i) => `@s${i}`).join(', ');
       // The ranked inner query carries only rowids and scores; documents are joined for the
       // few rows that survive the LIMIT.
-      stmt = this.db.prepare(`SELECT x.rowid, d.doc, x.bm, w.w AS w FROM (
+      stmt = this.db
+        .prepare(
+          `SELECT ${hitColumns('d', 'x.bm')} FROM (
           SELECT r.rowid AS rowid, bm25(fts, 4.0, 1.0, 2.0) AS bm
           FROM fts JOIN rev r ON r.rowid = fts.rowid
           WHERE fts MATCH @match AND r.scope IN (${placeholders}) AND ${ELIGIBLE}
           ORDER BY bm LIMIT @limit) x
         JOIN rev d ON d.rowid = x.rowid LEFT JOIN weight w ON w.id = d.id
-        ORDER BY x.bm`);
+        ORDER BY x.bm`,
+        )
+        .raw(true);
       this.searchCache.set(q.scopes.length, stmt);
     }
     const params: Record<string, unknown> = {
@@ -343,7 +362,7 @@ export class IndexDb {
       limit,
     };
     q.scopes.forEach((s, i) => (params[`s${i}`] = s));
-    return stmt.all(params) as RevRow[];
+    return stmt.all(params) as HitRow[];
   }
 
   /** Document frequency of a (stemmed) term, cached per process; approximate is enough here. */
@@ -379,11 +398,12 @@ export class IndexDb {
     if (match === null) return [];
     const rows = this.db
       .prepare(
-        `SELECT r.rowid, r.doc, bm25(fts, 4.0, 1.0, 2.0) AS bm, w.w AS w
+        `SELECT ${hitColumns('r', 'bm25(fts, 4.0, 1.0, 2.0) AS bm')}
         FROM fts JOIN rev r ON r.rowid = fts.rowid LEFT JOIN weight w ON w.id = r.id
         WHERE fts MATCH ? ORDER BY bm LIMIT ?`,
       )
-      .all(match, limit) as RevRow[];
+      .raw(true)
+      .all(match, limit) as HitRow[];
     return rows.map(toHit);
   }
 
@@ -428,12 +448,14 @@ export class IndexDb {
       where.push(`r.type NOT IN (${list('x', q.excludeTypes)})`);
     const rows = this.db
       .prepare(
-        `SELECT r.rowid, r.doc, 0 AS bm, w.w AS w FROM rev r LEFT JOIN weight w ON w.id = r.id
+        `SELECT ${hitColumns('r', '0')}
+         FROM rev r LEFT JOIN weight w ON w.id = r.id
          WHERE ${where.join(' AND ')}
          ORDER BY COALESCE(w.w, 1) DESC, r.trust_rank DESC, r.recorded_at DESC, r.id ASC
          LIMIT @limit`,
       )
-      .all(params) as RevRow[];
+      .raw(true)
+      .all(params) as HitRow[];
     return rows.map(toHit);
   }
 
@@ -563,8 +585,32 @@ export class IndexDb {
   }
 }
 
-function toHit(r: RevRow): SearchHit {
-  return { view: JSON.parse(r.doc) as RevisionView, relevance: -r.bm, weight: r.w ?? 1 };
+const toHit = (r: HitRow): SearchHit => new LazyHit(r);
+
+/** A hit whose document is parsed only when its view is first read (most candidates never are). */
+class LazyHit implements SearchHit {
+  readonly head: HitHead;
+  readonly relevance: number;
+  readonly weight: number;
+  private parsed: RevisionView | undefined;
+  private readonly doc: string;
+
+  constructor(r: HitRow) {
+    this.doc = r[1];
+    this.relevance = -r[2];
+    this.weight = r[3] ?? 1;
+    this.head = {
+      id: r[4],
+      rev: r[5],
+      recorded_at: r[6],
+      trust: TRUST_LEVELS[r[7]] ?? 'untrusted',
+      valid_from: r[8],
+    };
+  }
+
+  get view(): RevisionView {
+    return (this.parsed ??= JSON.parse(this.doc) as RevisionView);
+  }
 }
 
 const WORD_CHAR = /[\p{L}\p{N}]/u;

@@ -324,7 +324,10 @@ export class PostgresStore implements Store {
 
   private async hits(sql: string, values: unknown[]): Promise<SearchHit[]> {
     const { rows } = await this.q<ViewRow & { rel: number; w: number | null }>(sql, values);
-    return rows.map((row) => ({ view: toView(row), relevance: row.rel, weight: row.w ?? 1 }));
+    return rows.map((row) => {
+      const view = toView(row);
+      return { head: view, view, relevance: row.rel, weight: row.w ?? 1 };
+    });
   }
 
   async listCurrent(

@@ -97,11 +97,22 @@ export const FRONT_KEYS: (keyof Revision)[] = [
   'reason',
 ];
 
+// A write serializes the same revision several times (its hash, its history file, its current
+// file); YAML output is costly next to a JSON key, so the last few results are kept.
+const recentText = new Map<string, string>();
+const RECENT_MAX = 32;
+
 export function serializeRevision(r: Revision): string {
   const front: Record<string, unknown> = {};
   for (const k of FRONT_KEYS) front[k] = r[k];
+  const key = `${JSON.stringify(front)}\n${r.body}`;
+  const known = recentText.get(key);
+  if (known !== undefined) return known;
   const yaml = stringify(front, { lineWidth: 0, minContentWidth: 0 });
-  return `---\n${yaml}---\n${r.body}`;
+  const text = `---\n${yaml}---\n${r.body}`;
+  if (recentText.size >= RECENT_MAX) recentText.clear();
+  recentText.set(key, text);
+  return text;
 }
 
 export function parseRevision(text: string, where = 'memory file'): Revision {

@@ -318,7 +318,7 @@ export class FileStore implements Store {
       this.index.setMeta('journal_seq', String(entry.seq));
     });
     this.fault('after-index');
-    if (hasEffects) fs.rmSync(this.layout.intentFile, { force: true });
+    if (hasEffects) fs.unlinkSync(this.layout.intentFile);
     return entry;
   }
 

@@ -1,9 +1,11 @@
 // A revision's file: YAML front matter between `---` lines, then the body verbatim. Values are
 // serialised by the yaml library (never by string concatenation), so no field value can inject
-// front-matter keys or close the block; parsing validates every field.
+// front-matter keys or close the block; parsing validates every field. Files in the exact form
+// this module writes are read by a fast hand reader (front-matter.ts), anything else by the library.
 import { parse, stringify } from 'yaml';
 import { z } from 'zod';
 import { MnemeError } from './errors.js';
+import { parseCanonicalFrontMatter } from './front-matter.js';
 import { ACTOR_KINDS, TRUST_LEVELS, type Revision } from './types.js';
 
 const iso = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
@@ -127,9 +129,25 @@ export function parseRevision(text: string, where = 'memory file'): Revision {
       hint: 'restore the file from history/ or run `mneme fsck`',
     });
   }
-  let data: unknown;
+  const yaml = text.slice(4, end + 1);
+  let data: unknown = parseCanonicalFrontMatter(yaml);
+  if (data === undefined) data = parseYaml(yaml, where);
+  const result = RevisionSchema.safeParse(data);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new MnemeError(
+      'corrupt',
+      `${where}: front matter field "${issue?.path.join('.') ?? '?'}" is invalid (${issue?.message ?? 'unknown'})`,
+      { hint: 'fix the field by hand or restore the file from history/' },
+    );
+  }
+  return { ...(result.data as Omit<Revision, 'body'>), body: text.slice(end + 5) } as Revision;
+}
+
+/** Front matter outside the canonical subset (a hand edit, say): the YAML library reads it. */
+function parseYaml(yaml: string, where: string): unknown {
   try {
-    data = parse(text.slice(4, end + 1), {
+    return parse(yaml, {
       schema: 'core',
       uniqueKeys: true,
       maxAliasCount: 0,
@@ -144,14 +162,4 @@ export function parseRevision(text: string, where = 'memory file'): Revision {
       },
     );
   }
-  const result = RevisionSchema.safeParse(data);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    throw new MnemeError(
-      'corrupt',
-      `${where}: front matter field "${issue?.path.join('.') ?? '?'}" is invalid (${issue?.message ?? 'unknown'})`,
-      { hint: 'fix the field by hand or restore the file from history/' },
-    );
-  }
-  return { ...(result.data as Omit<Revision, 'body'>), body: text.slice(end + 5) } as Revision;
 }

@@ -356,6 +356,11 @@ export class FileStore implements Store {
   }
 
   private readLineageFiles(id: string): Revision[] | null {
+    return this.readLineageTexts(id)?.revisions ?? null;
+  }
+
+  /** A lineage's revisions, and the exact text of its last revision file. */
+  private readLineageTexts(id: string): { revisions: Revision[]; lastText: string } | null {
     const dir = this.layout.lineageDir(id);
     let names: string[];
     try {
@@ -367,9 +372,12 @@ export class FileStore implements Store {
       return null;
     }
     if (names.length === 0) return null;
-    return names.map((n) =>
-      parseRevision(fs.readFileSync(path.join(dir, n), 'utf8'), `history/${id}/${n}`),
-    );
+    let lastText = '';
+    const revisions = names.map((n) => {
+      lastText = fs.readFileSync(path.join(dir, n), 'utf8');
+      return parseRevision(lastText, `history/${id}/${n}`);
+    });
+    return { revisions, lastText };
   }
 
   // ---- reads ------------------------------------------------------------------------------
@@ -515,20 +523,24 @@ export class FileStore implements Store {
       handEdits: [],
     };
     const ids = safeReaddir(this.layout.historyDir).filter((n) => n.startsWith('mem_'));
-    const currentByPath = new Map<string, Revision>();
+    const currentByPath = new Map<string, { last: Revision; text: string }>();
     this.index.transaction(() => {
       this.index.reset();
       ids.forEach((id, i) => {
         try {
-          const lineage = this.readLineageFiles(id);
-          if (lineage) {
+          const read = this.readLineageTexts(id);
+          if (read) {
+            const lineage = read.revisions;
             this.fault('during-rebuild');
             this.index.replaceLineage(deriveLineage(lineage));
             report.memories++;
             report.revisions += lineage.length;
             const last = lineage[lineage.length - 1]!;
             if (last.status === 'active')
-              currentByPath.set(this.layout.currentFile(last.scope, last.type, last.slug), last);
+              currentByPath.set(this.layout.currentFile(last.scope, last.type, last.slug), {
+                last,
+                text: read.lastText,
+              });
           }
         } catch (e) {
           report.problems.push((e as Error).message);
@@ -548,11 +560,12 @@ export class FileStore implements Store {
       if (!f.endsWith('.md')) return;
       const text = fs.readFileSync(f, 'utf8');
       const recorded = currentByPath.get(f);
-      if (recorded && serializeRevision(recorded) === text) return;
+      // The current file is a copy of its last history file; serialize only when they differ.
+      if (recorded && (recorded.text === text || serializeRevision(recorded.last) === text)) return;
       const idMatch = /\nid: (mem_[0-9A-Z]{26})\n/.exec(text);
       report.handEdits.push({
         path: path.relative(this.layout.root, f),
-        id: idMatch?.[1] ?? recorded?.id ?? null,
+        id: idMatch?.[1] ?? recorded?.last.id ?? null,
         text,
       });
     });

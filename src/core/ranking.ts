@@ -8,6 +8,16 @@ export interface ScoreParts {
   recency: number;
   trust: number;
   score: number;
+  /** With the vector arm on: relevance is the reciprocal-rank fusion of these ranks. */
+  fusion?: FusionParts;
+}
+
+/** A candidate's 1-based rank in each arm (null: that arm did not find it). */
+export interface FusionParts {
+  lexical_rank: number | null;
+  vector_rank: number | null;
+  /** Cosine similarity to the query, when the vector arm found it. */
+  similarity?: number;
 }
 
 const TRUST_FACTOR = [0.8, 1.0, 1.1, 1.2];

@@ -1,5 +1,6 @@
 // What the engine is given, never reaches for: the store, the clock, the type registry and the
 // scope this engine is bound to. A surface binds the scope once at start; no call can widen it.
+import type { Embedder } from '../core/embed.js';
 import { GLOBAL_SCOPE } from '../core/scope.js';
 import type { SchemaRegistry } from '../core/schema.js';
 import type { Clock } from '../core/time.js';
@@ -35,6 +36,8 @@ export interface EngineContext {
   surface: 'human' | 'agent';
   /** The bound project's files (source binding and drift); absent where there is no project. */
   files?: SourceFiles;
+  /** The optional vector arm's embedder; absent, recall is lexical only (the default). */
+  embedder?: Embedder;
 }
 
 export const readableScopes = (b: Binding): string[] =>

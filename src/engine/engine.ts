@@ -1,5 +1,6 @@
 // The engine's public face: one object per bound scope and surface, holding the context every
 // read and write path takes. Surfaces construct it; nothing below it knows which surface called.
+import { MnemeError } from '../core/errors.js';
 import type { Actor } from '../core/types.js';
 import type { JournalQuery } from '../store/port.js';
 import { apply, applyEach } from './apply.js';
@@ -7,6 +8,7 @@ import { exportBundle, importBundle } from './bundle.js';
 import { readableScopes, type EngineContext } from './context.js';
 import { history, read, type ReadLevel } from './read.js';
 import { recall, type RecallOptions } from './recall.js';
+import { indexVectors, vectorStatus, type FillReport } from './vector.js';
 
 export class Engine {
   constructor(readonly ctx: EngineContext) {}
@@ -47,6 +49,11 @@ export class Engine {
    */
   async rebuild(onProgress?: (done: number, total: number) => void) {
     const report = await this.ctx.store.rebuild(onProgress);
+    // With the vector arm on, its cache is checked against the rebuilt rows and completed
+    // (vectors of unchanged texts are reused; a failing model is reported, not fatal).
+    const vectors = this.ctx.embedder
+      ? await indexVectors(this.ctx, this.ctx.embedder, { prune: true })
+      : undefined;
     const edits = [];
     for (const h of report.handEdits) {
       if (!h.id) {
@@ -68,7 +75,17 @@ export class Engine {
           : { path: h.path, id: h.id, ok: false, message: s!.error.message },
       );
     }
-    return { ...report, handEdits: edits };
+    return { ...report, handEdits: edits, ...(vectors ? { vectors } : {}) };
+  }
+  /** Embeds every revision of this scope that lacks a vector (the vector arm must be on). */
+  indexVectors(
+    opts: { prune?: boolean; onProgress?: (done: number, total: number) => void } = {},
+  ): Promise<FillReport> {
+    if (!this.ctx.embedder)
+      throw new MnemeError('invalid', 'the vector arm is off', {
+        hint: 'set MNEME_EMBEDDER=hash|openai|ollama|transformers (or pass --embedder KIND)',
+      });
+    return indexVectors(this.ctx, this.ctx.embedder, opts);
   }
   async exportBundle() {
     return exportBundle(this.ctx, {
@@ -92,6 +109,7 @@ export class Engine {
       project: this.ctx.binding.project,
       identity: this.ctx.binding.identity,
       scopes: this.scopes,
+      vector: await vectorStatus(this.ctx, this.ctx.embedder),
     };
   }
   close() {

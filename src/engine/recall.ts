@@ -29,6 +29,7 @@ import type { Actor, Freshness, Trust } from '../core/types.js';
 import { readableScopes, type EngineContext } from './context.js';
 import { applyEach } from './apply.js';
 import { effectiveFreshness, observeSource, persistedFreshness } from './drift.js';
+import { fuseHits, vectorCandidates, type FusedHit, type VectorArmReport } from './vector.js';
 
 export interface RecallOptions {
   limit?: number;
@@ -76,6 +77,8 @@ export interface RecallResponse {
   query: string;
   results: RecallResult[];
   excluded?: ExcludedResult[];
+  /** Present only when the vector arm is on: what it contributed. */
+  vector?: VectorArmReport;
 }
 
 export async function recall(
@@ -93,12 +96,21 @@ export async function recall(
     includeQuarantined: false,
   };
   const terms = queryTerms(query);
-  const hits = await lexicalHits(ctx, terms, eligibility, Math.max(50, limit * 5), {
+  const pool = Math.max(50, limit * 5);
+  const lexical = await lexicalHits(ctx, terms, eligibility, pool, {
     ...rankerOptions(opts.ranker),
     now,
     query,
     want: limit,
   });
+  // The vector arm (off by default): its eligible candidates fused with the lexical ones.
+  let hits: FusedHit[] = lexical;
+  let arm: VectorArmReport | undefined;
+  if (ctx.embedder) {
+    const v = await vectorCandidates(ctx, ctx.embedder, query, eligibility, pool);
+    arm = v.report;
+    if (v.hits.length > 0) hits = fuseHits(lexical, v.hits);
+  }
   const best = new Map<string, { hit: (typeof hits)[number]; parts: ScoreParts }>();
   for (const hit of hits) {
     const parts = scoreCandidate({
@@ -108,6 +120,7 @@ export async function recall(
       trust: hit.head.trust,
       now,
     });
+    if (hit.fusion) parts.fusion = hit.fusion;
     const prior = best.get(hit.head.id);
     if (!prior || hit.head.rev > prior.hit.head.rev) best.set(hit.head.id, { hit, parts });
   }
@@ -138,7 +151,7 @@ export async function recall(
     results,
     opts.freshnessChecks ?? 5,
   );
-  const response: RecallResponse = { query, results };
+  const response: RecallResponse = { query, results, ...(arm ? { vector: arm } : {}) };
   if (opts.explain)
     response.excluded = await exclusionTrace(
       ctx,
@@ -316,4 +329,12 @@ const roundParts = (p: ScoreParts): ScoreParts => ({
   recency: round(p.recency),
   trust: round(p.trust),
   score: round(p.score),
+  ...(p.fusion
+    ? {
+        fusion: {
+          ...p.fusion,
+          ...(p.fusion.similarity !== undefined ? { similarity: round(p.fusion.similarity) } : {}),
+        },
+      }
+    : {}),
 });

@@ -34,6 +34,42 @@ export interface SearchHit {
   weight: number;
 }
 
+/** A vector-arm candidate: eligible, with its cosine distance to the query (lower is nearer). */
+export interface VectorHit extends SearchHit {
+  distance: number;
+}
+
+/** A revision's vector as the vector arm stores it (keyed by revision; `hash` names its text). */
+export interface StoredVector {
+  id: string;
+  rev: number;
+  hash: string;
+  vector: Float32Array;
+}
+
+/**
+ * The optional vector arm's storage (an index cache, like the lexical index). Keys are
+ * `vectorKey(model, dim)` strings; an adapter never compares vectors of two keys.
+ */
+export interface VectorStore {
+  /**
+   * Eligible candidates nearest to `query`: the same eligibility predicate as `search`, inside
+   * the same statement, before ranking — a vector never brings back an ineligible revision.
+   */
+  search(key: string, query: Float32Array, eligibility: Eligibility, limit: number): Promise<VectorHit[]>;
+  /** Revisions in these scopes that could become eligible and have no vector under `key`, newest first. */
+  missing(key: string, scopes: string[], limit: number): Promise<RevisionView[]>;
+  /** Vectors already computed for these text hashes under `key` (so no model is asked twice). */
+  cached(key: string, hashes: string[]): Promise<Map<string, Float32Array>>;
+  put(key: string, vectors: StoredVector[]): Promise<void>;
+  /** Drops vectors whose revision is gone or whose text no longer hashes to what was stored. */
+  prune(key: string, hashOf: (v: RevisionView) => string): Promise<number>;
+  /** How many revisions there are in these scopes, and how many of them have a vector under `key`. */
+  count(key: string, scopes: string[]): Promise<{ revisions: number; withVector: number }>;
+  /** Keys (models at dimensions) that have stored vectors. */
+  keys(): Promise<string[]>;
+}
+
 export interface CommitRequest {
   /** The journal entry, minus its chain fields; the adapter chains it under its lock. */
   body: JournalBody;
@@ -192,6 +228,11 @@ export interface Store {
   /** Re-derives the index rows of these lineages from the files (a cache repair). */
   reindex?(ids: string[]): Promise<void>;
   rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport>;
+  /**
+   * The optional vector arm's storage, loaded on first use (never when the arm is off). Absent
+   * on adapters without one; the engine then refuses to turn the arm on.
+   */
+  vectors?(): Promise<VectorStore>;
   status(): Promise<StoreStatus>;
   close(): Promise<void>;
 }

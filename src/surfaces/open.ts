@@ -9,6 +9,7 @@ import { Engine } from '../engine/engine.js';
 import { MnemeError } from '../core/errors.js';
 import { FileStore } from '../store/files/file-store.js';
 import type { Store } from '../store/port.js';
+import { embedderFromEnv } from './embed/settings.js';
 import { bindProject, findRepoRoot } from './project.js';
 import { projectFiles } from './source-files.js';
 
@@ -23,6 +24,8 @@ export interface OpenOptions {
   surface?: 'human' | 'agent';
   clock?: Clock;
   env?: NodeJS.ProcessEnv;
+  /** The vector arm's embedder (default $MNEME_EMBEDDER; off when neither is set). */
+  embedder?: string;
 }
 
 export function storeHome(opts: { store?: string; env?: NodeJS.ProcessEnv }): string {
@@ -57,6 +60,7 @@ export async function openStore(opts: OpenOptions = {}): Promise<Store> {
 }
 
 export async function openEngine(opts: OpenOptions = {}): Promise<Engine> {
+  const embedder = embedderFromEnv(opts.env ?? process.env, opts.embedder);
   const store = await openStore(opts);
   const cwd = opts.cwd ?? process.cwd();
   let files;
@@ -68,6 +72,7 @@ export async function openEngine(opts: OpenOptions = {}): Promise<Engine> {
   return new Engine({
     store,
     ...(files ? { files } : {}),
+    ...(embedder ? { embedder } : {}),
     clock: opts.clock ?? (() => new Date()),
     registry: new SchemaRegistry(),
     binding: opts.binding ?? bindProject(cwd),

@@ -28,6 +28,7 @@ import type {
   Store,
   StoreStatus,
   UsageEvent,
+  VectorStore,
   VerifyReport,
 } from '../port.js';
 import { appendDurable, readIfExists, writeFileAtomic } from './atomic.js';
@@ -35,6 +36,7 @@ import { IndexDb } from './index-db.js';
 import { JournalFiles } from './journal-files.js';
 import { Layout } from './layout.js';
 import { withFileLock } from './lock.js';
+import { VectorDb } from './vector-db.js';
 
 export interface FileStoreOptions {
   /** fsync revision files and journal lines (default true). */
@@ -505,6 +507,22 @@ export class FileStore implements Store {
 
   async weights(ids: string[]): Promise<Map<string, number>> {
     return this.index.weights(ids);
+  }
+
+  private vectorDb: Promise<VectorDb> | null = null;
+
+  /** The vector arm's table in the index; sqlite-vec is loaded here, on first use only. */
+  async vectors(): Promise<VectorStore> {
+    this.vectorDb ??= VectorDb.open(this.index).catch((e: unknown) => {
+      this.vectorDb = null;
+      throw e;
+    });
+    return this.vectorDb;
+  }
+
+  /** Whether this process has opened the vector arm (tests: the arm off loads nothing). */
+  get vectorArmLoaded(): boolean {
+    return this.vectorDb !== null;
   }
 
   // ---- rebuild ----------------------------------------------------------------------------

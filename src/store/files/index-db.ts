@@ -37,7 +37,8 @@ CREATE TABLE IF NOT EXISTS fresh(id TEXT PRIMARY KEY, rev INTEGER NOT NULL, stat
   observed TEXT, at TEXT NOT NULL);
 `;
 
-const ELIGIBLE = `
+/** The eligibility predicate over `rev r` (also used by the vector arm, so both arms agree). */
+export const ELIGIBLE = `
   r.recorded_at <= @k
   AND r.status = 'active'
   AND (r.lineage_end_at IS NULL OR r.lineage_end_at > @k)

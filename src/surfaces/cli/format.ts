@@ -19,11 +19,16 @@ export function formatRecall(r: RecallResponse): string {
     );
     if (x.explain) {
       const e = x.explain;
+      const f = e.fusion;
+      const fused = f
+        ? ` (fused: lexical ${f.lexical_rank !== null ? `#${f.lexical_rank}` : '—'}, vector ${f.vector_rank !== null ? `#${f.vector_rank}` : '—'}${f.similarity !== undefined ? ` sim ${f.similarity.toFixed(3)}` : ''})`
+        : '';
       lines.push(
-        `    = relevance ${e.relevance.toPrecision(3)} × weight ${e.weight.toFixed(2)} × recency ${e.recency.toFixed(3)} × trust ${e.trust.toFixed(2)}`,
+        `    = relevance ${e.relevance.toPrecision(3)}${fused} × weight ${e.weight.toFixed(2)} × recency ${e.recency.toFixed(3)} × trust ${e.trust.toFixed(2)}`,
       );
     }
   }
+  if (r.vector?.error) lines.push(`vector arm: ${r.vector.error}; lexical results only`);
   if (r.excluded) {
     lines.push('');
     lines.push(

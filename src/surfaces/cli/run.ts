@@ -17,6 +17,7 @@ import { registerServe } from '../http/cli.js';
 import { day, formatRecall, table } from './format.js';
 import { registerReview } from './review.js';
 import { registerTeam } from './team.js';
+import { registerVectors, vectorLine } from './vectors.js';
 
 export interface Io {
   stdout: (s: string) => void;
@@ -44,6 +45,7 @@ export interface Globals {
   store?: string;
   db?: string;
   tenant?: string;
+  embedder?: string;
 }
 
 export interface CliContext {
@@ -148,6 +150,10 @@ export function buildProgram(c: CliContext): Command {
     )
     .option('--json', 'print machine-readable JSON')
     .option('--store <dir>', 'the store directory (default: $MNEME_HOME or ~/.mneme)')
+    .option(
+      '--embedder <kind>',
+      'vector arm: off, hash, openai, ollama, transformers (default: $MNEME_EMBEDDER or off)',
+    )
     .showHelpAfterError('(run `mneme --help` for usage)');
 
   contentOptions(program.command('remember').description('store a new memory'), true)
@@ -467,6 +473,7 @@ export function buildProgram(c: CliContext): Command {
           `project  ${s.project ?? '—'}  ${s.identity ?? ''}`,
           `memories ${s.activeMemories} active of ${s.memories}, ${s.revisions} revisions`,
           `journal  #${s.journalHead.seq} ${s.journalHead.hash.slice(0, 12)}`,
+          `vectors  ${vectorLine(s.vector)}`,
           ...Object.entries(s.byType).map(([k, v]) => `  ${k}: ${v}`),
         ].join('\n'),
       );
@@ -504,6 +511,7 @@ export async function run(
         store: globals().store,
         db: globals().db,
         tenant: globals().tenant,
+        embedder: globals().embedder,
         cwd: io.cwd,
         env: io.env,
         surface: marker ? 'agent' : 'human',
@@ -520,6 +528,7 @@ export async function run(
   registerTeam(c);
   registerMaintenance(c);
   registerServe(c);
+  registerVectors(c);
   extend?.(c);
   try {
     await program.parseAsync(argv, { from: 'user' });

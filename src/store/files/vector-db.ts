@@ -1,0 +1,186 @@
+// The vector arm's storage in the files adapter's SQLite index: one float32 BLOB per revision
+// and embedder key, scored with sqlite-vec's vec_distance_cosine inside the same statement as the
+// lexical search's eligibility predicate (ELIGIBLE), so a vector is only ever compared once its
+// revision is eligible — a superseded, retracted or foreign memory cannot come back by vector.
+// Revisions are immutable, so rows keyed by (id, rev) stay right across index rebuilds (which
+// leave this table alone); the text hash lets rebuild drop a stale row and reuse a vector for an
+// identical text without asking the model again. sqlite-vec is loaded only here, on first use.
+import type Database from 'better-sqlite3';
+import { MnemeError } from '../../core/errors.js';
+import type { Eligibility } from '../../core/eligibility.js';
+import { FAR_FUTURE } from '../../core/time.js';
+import { trustRank, type RevisionView } from '../../core/types.js';
+import type { StoredVector, VectorHit, VectorStore } from '../port.js';
+import { ELIGIBLE, type IndexDb } from './index-db.js';
+
+const DDL = `
+CREATE TABLE IF NOT EXISTS vec(
+  embedder TEXT NOT NULL, id TEXT NOT NULL, rev INTEGER NOT NULL, hash TEXT NOT NULL,
+  v BLOB NOT NULL, PRIMARY KEY(embedder, id, rev)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS vec_hash ON vec(embedder, hash);
+`;
+
+/** Meta key recording the journal seq at which no revision of these scopes lacked a vector. */
+const fullKey = (key: string, scopes: string[]) => `vec_full:${key}:${scopes.join(',')}`;
+
+export async function loadSqliteVec(db: Database.Database): Promise<string> {
+  try {
+    const sqliteVec = await import('sqlite-vec');
+    sqliteVec.load(db);
+    return (db.prepare('SELECT vec_version() AS v').get() as { v: string }).v;
+  } catch (e) {
+    throw new MnemeError('refused', `the vector arm needs sqlite-vec, which could not be loaded`, {
+      hint: `turn the arm off (unset MNEME_EMBEDDER, or pass --embedder off) to recall lexically, or reinstall mneme so its optional dependency sqlite-vec has a build for ${process.platform}-${process.arch} (${(e as Error).message.split('\n')[0]})`,
+    });
+  }
+}
+
+export class VectorDb implements VectorStore {
+  private readonly db: Database.Database;
+  private readonly stmts;
+  private readonly searchCache = new Map<number, Database.Statement>();
+
+  private constructor(private readonly index: IndexDb) {
+    this.db = index.db;
+    this.db.exec(DDL);
+    this.stmts = {
+      put: this.db.prepare(
+        'INSERT OR REPLACE INTO vec(embedder, id, rev, hash, v) VALUES (?, ?, ?, ?, ?)',
+      ),
+      byHash: this.db.prepare<[string, string], { v: Buffer }>(
+        'SELECT v FROM vec WHERE embedder = ? AND hash = ? LIMIT 1',
+      ),
+    };
+  }
+
+  static async open(index: IndexDb): Promise<VectorDb> {
+    await loadSqliteVec(index.db);
+    return new VectorDb(index);
+  }
+
+  async search(
+    key: string,
+    query: Float32Array,
+    q: Eligibility,
+    limit: number,
+  ): Promise<VectorHit[]> {
+    if (q.scopes.length === 0) return [];
+    let stmt = this.searchCache.get(q.scopes.length);
+    if (!stmt) {
+      const placeholders = q.scopes.map((_, i) => `@s${i}`).join(', ');
+      stmt = this.db.prepare(`SELECT x.d AS d, d.doc AS doc, w.w AS w FROM (
+          SELECT r.rowid AS rowid, vec_distance_cosine(k.v, @q) AS d
+          FROM rev r JOIN vec k ON k.embedder = @e AND k.id = r.id AND k.rev = r.rev
+          WHERE r.scope IN (${placeholders}) AND ${ELIGIBLE}
+          ORDER BY d, r.rowid LIMIT @limit) x
+        JOIN rev d ON d.rowid = x.rowid LEFT JOIN weight w ON w.id = d.id
+        ORDER BY x.d, x.rowid`);
+      this.searchCache.set(q.scopes.length, stmt);
+    }
+    // The same parameters the lexical statement binds for ELIGIBLE.
+    const params: Record<string, unknown> = {
+      e: key,
+      q: toBlob(query),
+      k: q.knownAt ?? FAR_FUTURE,
+      t: q.asOf,
+      far: FAR_FUTURE,
+      incq: q.includeQuarantined ? 1 : 0,
+      mintrust: trustRank(q.minTrust),
+      limit,
+    };
+    q.scopes.forEach((s, i) => (params[`s${i}`] = s));
+    const rows = stmt.all(params) as { d: number; doc: string; w: number | null }[];
+    return rows.map((r) => ({
+      view: JSON.parse(r.doc) as RevisionView,
+      relevance: 1 - r.d,
+      weight: r.w ?? 1,
+      distance: r.d,
+    }));
+  }
+
+  async missing(key: string, scopes: string[], limit: number): Promise<RevisionView[]> {
+    if (scopes.length === 0) return [];
+    const marker = fullKey(key, scopes);
+    const seq = String(this.index.journalSeq);
+    if (this.index.getMeta(marker) === seq) return [];
+    // status = 'active' mirrors ELIGIBLE: no other revision can ever be served.
+    const rows = this.db
+      .prepare(
+        `SELECT r.doc AS doc FROM rev r
+         WHERE r.scope IN (${scopes.map(() => '?').join(', ')}) AND r.status = 'active'
+           AND NOT EXISTS (SELECT 1 FROM vec k WHERE k.embedder = ? AND k.id = r.id AND k.rev = r.rev)
+         ORDER BY r.recorded_at DESC, r.rowid DESC LIMIT ?`,
+      )
+      .all(...scopes, key, limit) as { doc: string }[];
+    if (rows.length === 0) this.index.setMeta(marker, seq);
+    return rows.map((r) => JSON.parse(r.doc) as RevisionView);
+  }
+
+  async cached(key: string, hashes: string[]): Promise<Map<string, Float32Array>> {
+    const out = new Map<string, Float32Array>();
+    for (const h of new Set(hashes)) {
+      const row = this.stmts.byHash.get(key, h);
+      if (row) out.set(h, fromBlob(row.v));
+    }
+    return out;
+  }
+
+  async put(key: string, vectors: StoredVector[]): Promise<void> {
+    this.index.transaction(() => {
+      for (const v of vectors) this.stmts.put.run(key, v.id, v.rev, v.hash, toBlob(v.vector));
+    });
+  }
+
+  async prune(key: string, hashOf: (v: RevisionView) => string): Promise<number> {
+    const rows = this.db
+      .prepare(
+        `SELECT k.id AS id, k.rev AS rev, k.hash AS hash, r.doc AS doc
+         FROM vec k LEFT JOIN rev r ON r.id = k.id AND r.rev = k.rev WHERE k.embedder = ?`,
+      )
+      .all(key) as { id: string; rev: number; hash: string; doc: string | null }[];
+    const stale = rows.filter((r) => r.doc === null || hashOf(JSON.parse(r.doc)) !== r.hash);
+    if (stale.length > 0) {
+      const del = this.db.prepare('DELETE FROM vec WHERE embedder = ? AND id = ? AND rev = ?');
+      this.index.transaction(() => {
+        for (const r of stale) del.run(key, r.id, r.rev);
+        this.db.prepare("DELETE FROM meta WHERE k LIKE 'vec_full:%'").run();
+      });
+    }
+    return stale.length;
+  }
+
+  async count(key: string, scopes: string[]): Promise<{ revisions: number; withVector: number }> {
+    if (scopes.length === 0) return { revisions: 0, withVector: 0 };
+    const inScopes = `r.scope IN (${scopes.map(() => '?').join(', ')}) AND r.status = 'active'`;
+    const revisions = (
+      this.db.prepare(`SELECT count(*) AS n FROM rev r WHERE ${inScopes}`).get(...scopes) as {
+        n: number;
+      }
+    ).n;
+    const withVector = (
+      this.db
+        .prepare(
+          `SELECT count(*) AS n FROM rev r JOIN vec k ON k.embedder = ? AND k.id = r.id AND k.rev = r.rev WHERE ${inScopes}`,
+        )
+        .get(key, ...scopes) as { n: number }
+    ).n;
+    return { revisions, withVector };
+  }
+
+  async keys(): Promise<string[]> {
+    const rows = this.db.prepare('SELECT DISTINCT embedder AS e FROM vec ORDER BY e').all() as {
+      e: string;
+    }[];
+    return rows.map((r) => r.e);
+  }
+}
+
+const toBlob = (v: Float32Array): Buffer => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+
+/** A copy: SQLite's buffer need not be 4-byte aligned for a Float32Array view. */
+const fromBlob = (b: Buffer): Float32Array => {
+  const out = new Float32Array(b.byteLength / 4);
+  new Uint8Array(out.buffer).set(b);
+  return out;
+};

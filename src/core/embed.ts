@@ -53,7 +53,10 @@ export function hashEmbedder(dim = 256): Embedder {
 
 export function hashVector(text: string, dim: number): Float32Array {
   const counts = new Map<number, number>();
-  for (const word of text.toLowerCase().normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? []) {
+  for (const word of text
+    .toLowerCase()
+    .normalize('NFKC')
+    .match(/[\p{L}\p{N}]+/gu) ?? []) {
     const padded = ` ${word} `;
     const chars = [...padded];
     for (const n of [3, 4]) {

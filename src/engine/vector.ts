@@ -61,7 +61,9 @@ async function embedChecked(e: Embedder, texts: string[], dim?: number): Promise
   const want = dim ?? e.dim ?? out[0]?.length;
   for (const v of out) {
     if (v.length !== want || v.some((x) => !Number.isFinite(x)))
-      throw new Error(`the embedder returned a malformed vector (length ${v.length}, want ${want})`);
+      throw new Error(
+        `the embedder returned a malformed vector (length ${v.length}, want ${want})`,
+      );
   }
   return out;
 }
@@ -101,7 +103,12 @@ async function fill(
     }
     await vs.put(
       key,
-      batch.map((v, i) => ({ id: v.id, rev: v.rev, hash: hashes[i]!, vector: cached.get(hashes[i]!)! })),
+      batch.map((v, i) => ({
+        id: v.id,
+        rev: v.rev,
+        hash: hashes[i]!,
+        vector: cached.get(hashes[i]!)!,
+      })),
     );
     embedded += todo.length;
     reused += batch.length - todo.length;
@@ -140,9 +147,7 @@ export async function vectorCandidates(
     report.error = `embedding new revisions failed (they are searched lexically until \`mneme index vectors\` succeeds): ${(err as Error).message}`;
   }
   const floor = e.minSimilarity ?? 0;
-  const hits = (await vs.search(key, qv, eligibility, pool)).filter(
-    (h) => 1 - h.distance >= floor,
-  );
+  const hits = (await vs.search(key, qv, eligibility, pool)).filter((h) => 1 - h.distance >= floor);
   report.candidates = hits.length;
   return { hits, report };
 }

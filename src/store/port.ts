@@ -56,7 +56,12 @@ export interface VectorStore {
    * Eligible candidates nearest to `query`: the same eligibility predicate as `search`, inside
    * the same statement, before ranking — a vector never brings back an ineligible revision.
    */
-  search(key: string, query: Float32Array, eligibility: Eligibility, limit: number): Promise<VectorHit[]>;
+  search(
+    key: string,
+    query: Float32Array,
+    eligibility: Eligibility,
+    limit: number,
+  ): Promise<VectorHit[]>;
   /** Revisions in these scopes that could become eligible and have no vector under `key`, newest first. */
   missing(key: string, scopes: string[], limit: number): Promise<RevisionView[]>;
   /** Vectors already computed for these text hashes under `key` (so no model is asked twice). */

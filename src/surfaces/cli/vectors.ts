@@ -26,7 +26,10 @@ export function registerVectors(c: CliContext): void {
       const r = await engine.indexVectors({
         prune: o.prune,
         ...(progress
-          ? { onProgress: (done: number, total: number) => c.io.stderr(`\rembedding ${done}/${total}`) }
+          ? {
+              onProgress: (done: number, total: number) =>
+                c.io.stderr(`\rembedding ${done}/${total}`),
+            }
           : {}),
       });
       if (progress) c.io.stderr('\n');

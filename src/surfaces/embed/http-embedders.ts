@@ -10,7 +10,12 @@ interface HttpOptions {
   timeoutMs: number;
 }
 
-async function postJson(url: string, body: unknown, timeoutMs: number, key?: string): Promise<unknown> {
+async function postJson(
+  url: string,
+  body: unknown,
+  timeoutMs: number,
+  key?: string,
+): Promise<unknown> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (key) headers.authorization = `Bearer ${key}`;
   const res = await fetch(url, {

@@ -25,9 +25,13 @@ export function transformersEmbedder(o: { dir: string; dim?: number }): Embedder
     try {
       mod = (await import(PACKAGE)) as TransformersModule;
     } catch {
-      throw new MnemeError('refused', `the transformers embedder needs ${PACKAGE}, which is not installed`, {
-        hint: `install it beside mneme (npm install ${PACKAGE}) — mneme does not ship it — or use MNEME_EMBEDDER=ollama|openai|hash, or unset MNEME_EMBEDDER to recall lexically`,
-      });
+      throw new MnemeError(
+        'refused',
+        `the transformers embedder needs ${PACKAGE}, which is not installed`,
+        {
+          hint: `install it beside mneme (npm install ${PACKAGE}) — mneme does not ship it — or use MNEME_EMBEDDER=ollama|openai|hash, or unset MNEME_EMBEDDER to recall lexically`,
+        },
+      );
     }
     mod.env.allowRemoteModels = false;
     mod.env.allowLocalModels = true;

@@ -13,6 +13,7 @@ import { SchemaRegistry } from '../core/schema.js';
 import { projectScope } from '../core/scope.js';
 import type { Clock } from '../core/time.js';
 import type { Actor } from '../core/types.js';
+import type { Embedder } from '../core/embed.js';
 import { Engine } from '../engine/engine.js';
 import { FileStore } from '../store/files/file-store.js';
 
@@ -53,8 +54,20 @@ export interface BenchStore {
   dispose: () => Promise<void>;
 }
 
+/** With the vector arm on: embeds every revision now, so recall latency excludes it. */
+export async function embedAll(engine: Engine): Promise<void> {
+  const r = await engine.indexVectors();
+  if (r.error) throw new MnemeError('internal', `the bench embedder failed: ${r.error}`);
+}
+
 /** A fresh store in a new temp directory; `dispose` closes it and deletes the directory. */
-export async function freshStore(opts: { durable: boolean; clock?: Clock; dir?: string }) {
+export async function freshStore(opts: {
+  durable: boolean;
+  clock?: Clock;
+  dir?: string;
+  /** Turns the vector arm on (bench --vector). */
+  embedder?: Embedder;
+}) {
   const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-bench-'));
   const store = await FileStore.open(dir, { durable: opts.durable });
   const engine = new Engine({
@@ -63,6 +76,7 @@ export async function freshStore(opts: { durable: boolean; clock?: Clock; dir?: 
     registry: new SchemaRegistry(),
     binding: BENCH_BINDING,
     surface: 'human',
+    ...(opts.embedder ? { embedder: opts.embedder } : {}),
   });
   let closed = false;
   const close = async () => {

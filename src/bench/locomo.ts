@@ -2,9 +2,11 @@
 // with speaker, dia_id and session date; each question asked through Engine.recall and scored
 // by dialog-level evidence recall@k. Malformed or unknown evidence ids are counted, not fatal.
 import { MnemeError } from '../core/errors.js';
+import type { Embedder } from '../core/embed.js';
 import type { RankerOptions } from '../core/ranking.js';
 import {
   BENCH_ACTOR,
+  embedAll,
   freshStore,
   parseLocomoDate,
   progress,
@@ -45,6 +47,8 @@ export interface LocomoConfig {
   context?: number;
   ranker?: Partial<RankerOptions>;
   durable?: boolean;
+  /** The vector arm's embedder (off when absent); every revision is embedded before asking. */
+  embedder?: Embedder;
 }
 
 function checkShape(json: unknown, file: string): Conversation[] {
@@ -102,7 +106,11 @@ export async function runLocomo(
     const dates = sessions.map((s) => s.date).filter((d): d is string => d !== null);
     const last = dates.sort().pop();
     const clockAt = new Date(Date.parse(last ?? new Date().toISOString()) + 86_400_000);
-    const bench = await freshStore({ durable: cfg.durable ?? false, clock: () => clockAt });
+    const bench = await freshStore({
+      durable: cfg.durable ?? false,
+      clock: () => clockAt,
+      ...(cfg.embedder ? { embedder: cfg.embedder } : {}),
+    });
     try {
       const keyOf = new Map<string, string>();
       const units: Unit[] =
@@ -129,6 +137,7 @@ export async function runLocomo(
       for (const u of units)
         for (const [id, key] of await ingestUnit(bench.engine, BENCH_ACTOR, u, totals))
           keyOf.set(id, key);
+      if (cfg.embedder) await embedAll(bench.engine);
       for (const qa of c.qa) {
         const ev = parseEvidence(qa.evidence ?? [], known);
         for (const s of ev.skipped) {
@@ -192,6 +201,7 @@ export async function runLocomo(
       granularity,
       context,
       ranker: cfg.ranker ?? {},
+      vector: cfg.embedder?.model ?? null,
       unit:
         granularity === 'turn'
           ? `turn → event memory (abstract "speaker: text [photo caption]"; body: the turn with ${context} neighbouring turn(s) each side), valid_from = session date`

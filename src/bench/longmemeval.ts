@@ -2,9 +2,11 @@
 // engine.apply as an `event` memory dated by its session, the question asked through
 // Engine.recall, and the ranked sessions scored (README of the bench data).
 import { MnemeError } from '../core/errors.js';
+import type { Embedder } from '../core/embed.js';
 import type { RankerOptions } from '../core/ranking.js';
 import {
   BENCH_ACTOR,
+  embedAll,
   freshStore,
   parseSlashDate,
   progress,
@@ -56,6 +58,8 @@ export interface LmeConfig {
   passageBytes?: number;
   ranker?: Partial<RankerOptions>;
   durable?: boolean;
+  /** The vector arm's embedder (off when absent); every revision is embedded before asking. */
+  embedder?: Embedder;
 }
 
 function checkShape(json: unknown, file: string): Question[] {
@@ -103,7 +107,11 @@ export async function runLongMemEval(
       .sort()
       .pop();
     const clockAt = new Date(Date.parse(latest ?? new Date().toISOString()) + 60_000);
-    const bench = await freshStore({ durable: cfg.durable ?? false, clock: () => clockAt });
+    const bench = await freshStore({
+      durable: cfg.durable ?? false,
+      clock: () => clockAt,
+      ...(cfg.embedder ? { embedder: cfg.embedder } : {}),
+    });
     try {
       const keyOf = new Map<string, string>();
       for (let i = 0; i < q.haystack_sessions.length; i++) {
@@ -125,6 +133,8 @@ export async function runLongMemEval(
         );
         for (const [id, key] of ids) keyOf.set(id, key);
       }
+      // Embedding the haystack is ingest work, not recall latency.
+      if (cfg.embedder) await embedAll(bench.engine);
       const t0 = process.hrtime.bigint();
       const r = await bench.engine.recall(q.question, {
         limit: 200,
@@ -180,6 +190,7 @@ export async function runLongMemEval(
       limit: cfg.limit ?? null,
       passage_bytes: cfg.passageBytes ?? DEFAULT_PASSAGE_BYTES,
       ranker: cfg.ranker ?? {},
+      vector: cfg.embedder?.model ?? null,
       unit: 'session → event memories of at most passage_bytes each (first abstract: the first user turn; later ones: their first line), ranked by the best passage',
       durable: cfg.durable ?? false,
     },

@@ -57,11 +57,13 @@ export function hashVector(text: string, dim: number): Float32Array {
     .toLowerCase()
     .normalize('NFKC')
     .match(/[\p{L}\p{N}]+/gu) ?? []) {
+    // Code units, not code points: a surrogate pair is hashed as its two halves, consistently.
     const padded = ` ${word} `;
-    const chars = [...padded];
     for (const n of [3, 4]) {
-      for (let i = 0; i + n <= chars.length; i++) {
-        const h = fnv1a(chars.slice(i, i + n).join(''));
+      for (let i = 0; i + n <= padded.length; i++) {
+        let h = 0x811c9dc5;
+        for (let j = i; j < i + n; j++) h = Math.imul(h ^ padded.charCodeAt(j), 0x01000193);
+        h >>>= 0;
         counts.set(h, (counts.get(h) ?? 0) + 1);
       }
     }
@@ -81,13 +83,4 @@ export function normalise(v: Float32Array): Float32Array {
   const inv = 1 / Math.sqrt(s);
   for (let i = 0; i < v.length; i++) v[i]! *= inv;
   return v;
-}
-
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
 }

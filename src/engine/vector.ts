@@ -14,6 +14,8 @@ import { readableScopes, type EngineContext } from './context.js';
 
 /** Revisions embedded per model call. */
 const BATCH = 32;
+/** Revisions lacking a vector fetched per scan of the index. */
+const PAGE = 1024;
 /** Revisions a recall embeds before it searches; the rest wait for `mneme index vectors`. */
 export const FILL_ON_RECALL = 256;
 
@@ -87,32 +89,36 @@ async function fill(
   let embedded = 0;
   let reused = 0;
   while (embedded + reused < max) {
-    const batch = await vs.missing(key, scopes, Math.min(BATCH, max - embedded - reused));
-    if (batch.length === 0) break;
-    const texts = batch.map(embedText);
-    const hashes = texts.map(embedHash);
-    const cached = await vs.cached(key, hashes);
-    const todo = [...new Set(hashes.filter((h) => !cached.has(h)))];
-    if (todo.length > 0) {
-      const vecs = await embedChecked(
-        e,
-        todo.map((h) => texts[hashes.indexOf(h)]!),
-        dim,
+    // One scan finds many missing rows; the model is asked BATCH texts at a time.
+    const page = await vs.missing(key, scopes, Math.min(PAGE, max - embedded - reused));
+    if (page.length === 0) break;
+    for (let at = 0; at < page.length; at += BATCH) {
+      const batch = page.slice(at, at + BATCH);
+      const texts = batch.map(embedText);
+      const hashes = texts.map(embedHash);
+      const cached = await vs.cached(key, hashes);
+      const todo = [...new Set(hashes.filter((h) => !cached.has(h)))];
+      if (todo.length > 0) {
+        const vecs = await embedChecked(
+          e,
+          todo.map((h) => texts[hashes.indexOf(h)]!),
+          dim,
+        );
+        todo.forEach((h, i) => cached.set(h, vecs[i]!));
+      }
+      await vs.put(
+        key,
+        batch.map((v, i) => ({
+          id: v.id,
+          rev: v.rev,
+          hash: hashes[i]!,
+          vector: cached.get(hashes[i]!)!,
+        })),
       );
-      todo.forEach((h, i) => cached.set(h, vecs[i]!));
+      embedded += todo.length;
+      reused += batch.length - todo.length;
+      onProgress?.(embedded + reused);
     }
-    await vs.put(
-      key,
-      batch.map((v, i) => ({
-        id: v.id,
-        rev: v.rev,
-        hash: hashes[i]!,
-        vector: cached.get(hashes[i]!)!,
-      })),
-    );
-    embedded += todo.length;
-    reused += batch.length - todo.length;
-    onProgress?.(embedded + reused);
   }
   return { embedded, reused };
 }

@@ -16,10 +16,13 @@ import { ELIGIBLE, type IndexDb } from './index-db.js';
 const DDL = `
 CREATE TABLE IF NOT EXISTS vec(
   embedder TEXT NOT NULL, id TEXT NOT NULL, rev INTEGER NOT NULL, hash TEXT NOT NULL,
-  v BLOB NOT NULL, PRIMARY KEY(embedder, id, rev)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS vec_hash ON vec(embedder, hash);
+  v BLOB NOT NULL, UNIQUE(embedder, id, rev)
+);
+CREATE INDEX IF NOT EXISTS vec_by_hash ON vec(hash, embedder);
 `;
+
+/** Nearest vectors scanned per wanted result before eligibility; the last tier is every one. */
+const INNER_TIERS = [4, 32, Infinity];
 
 /** Meta key recording the journal seq at which no revision of these scopes lacked a vector. */
 const fullKey = (key: string, scopes: string[]) => `vec_full:${key}:${scopes.join(',')}`;
@@ -48,8 +51,9 @@ export class VectorDb implements VectorStore {
       put: this.db.prepare(
         'INSERT OR REPLACE INTO vec(embedder, id, rev, hash, v) VALUES (?, ?, ?, ?, ?)',
       ),
+      total: this.db.prepare('SELECT count(*) AS n FROM vec WHERE embedder = ?'),
       byHash: this.db.prepare<[string, string], { v: Buffer }>(
-        'SELECT v FROM vec WHERE embedder = ? AND hash = ? LIMIT 1',
+        'SELECT v FROM vec INDEXED BY vec_by_hash WHERE embedder = ? AND hash = ? LIMIT 1',
       ),
     };
   }
@@ -59,6 +63,12 @@ export class VectorDb implements VectorStore {
     return new VectorDb(index);
   }
 
+  /**
+   * Nearest eligible revisions. The vectors are scanned for the nearest `inner` first (a scan of
+   * this table alone, no row lookups), and those are joined to their rows under ELIGIBLE; when
+   * fewer than `limit` survive and more vectors exist, the cut widens and finally goes, so the
+   * result is always the same as the unbounded query's.
+   */
   async search(
     key: string,
     query: Float32Array,
@@ -69,13 +79,12 @@ export class VectorDb implements VectorStore {
     let stmt = this.searchCache.get(q.scopes.length);
     if (!stmt) {
       const placeholders = q.scopes.map((_, i) => `@s${i}`).join(', ');
-      stmt = this.db.prepare(`SELECT x.d AS d, d.doc AS doc, w.w AS w FROM (
-          SELECT r.rowid AS rowid, vec_distance_cosine(k.v, @q) AS d
-          FROM rev r JOIN vec k ON k.embedder = @e AND k.id = r.id AND k.rev = r.rev
-          WHERE r.scope IN (${placeholders}) AND ${ELIGIBLE}
-          ORDER BY d, r.rowid LIMIT @limit) x
-        JOIN rev d ON d.rowid = x.rowid LEFT JOIN weight w ON w.id = d.id
-        ORDER BY x.d, x.rowid`);
+      stmt = this.db.prepare(`SELECT x.d AS d, r.doc AS doc, w.w AS w FROM (
+          SELECT k.id AS id, k.rev AS rev, vec_distance_cosine(k.v, @q) AS d
+          FROM vec k WHERE k.embedder = @e ORDER BY d, k.id, k.rev LIMIT @inner) x
+        JOIN rev r ON r.id = x.id AND r.rev = x.rev LEFT JOIN weight w ON w.id = r.id
+        WHERE r.scope IN (${placeholders}) AND ${ELIGIBLE}
+        ORDER BY x.d, x.id, x.rev LIMIT @limit`);
       this.searchCache.set(q.scopes.length, stmt);
     }
     // The same parameters the lexical statement binds for ELIGIBLE.
@@ -90,13 +99,23 @@ export class VectorDb implements VectorStore {
       limit,
     };
     q.scopes.forEach((s, i) => (params[`s${i}`] = s));
-    const rows = stmt.all(params) as { d: number; doc: string; w: number | null }[];
+    let rows: { d: number; doc: string; w: number | null }[] = [];
+    for (const factor of INNER_TIERS) {
+      const inner = factor === Infinity ? -1 : Math.max(limit * factor, 64);
+      rows = stmt.all({ ...params, inner }) as typeof rows;
+      if (rows.length >= limit || inner === -1 || inner > this.total(key)) break;
+    }
     return rows.map((r) => ({
       view: JSON.parse(r.doc) as RevisionView,
       relevance: 1 - r.d,
       weight: r.w ?? 1,
       distance: r.d,
     }));
+  }
+
+  /** How many vectors `key` has (bounds the widening above). */
+  private total(key: string): number {
+    return (this.stmts.total.get(key) as { n: number }).n;
   }
 
   async missing(key: string, scopes: string[], limit: number): Promise<RevisionView[]> {

@@ -18,6 +18,7 @@ interface Common {
   out?: string;
   label?: string;
   ranker?: Partial<RankerOptions>;
+  vector?: string;
 }
 
 const parsePositive = (name: string) => (v: string) => {
@@ -63,6 +64,17 @@ function common(cmd: Command): Command {
     .option('--ranker <key=value>', 'ranker switch, e.g. prf=off (repeatable)', parseRanker);
 }
 
+/** `--vector KIND`: the vector arm fused in, its embedder configured as for recall (MNEME_EMBED_*). */
+const withVector = (cmd: Command) =>
+  cmd.option('--vector <embedder>', 'fuse the vector arm in: hash, openai, ollama, transformers');
+
+async function benchEmbedder(c: CliContext, o: Common) {
+  if (!o.vector) return {};
+  const { embedderFromEnv } = await import('../embed/settings.js');
+  const embedder = embedderFromEnv(c.io.env, o.vector);
+  return embedder ? { embedder } : {};
+}
+
 async function finish(
   c: CliContext,
   argv: string[],
@@ -72,11 +84,11 @@ async function finish(
 ) {
   const label =
     o.label ??
-    (o.ranker && Object.keys(o.ranker).length > 0
-      ? Object.entries(o.ranker)
-          .map(([k, v]) => `${k}-${String(v)}`)
-          .join('_')
-      : 'default');
+    ([
+      ...Object.entries(o.ranker ?? {}).map(([k, v]) => `${k}-${String(v)}`),
+      ...(o.vector ? [`vector-${o.vector}`] : []),
+    ].join('_') ||
+      'default');
   const { envelope, regenerateDocs, writeDefault } = await results();
   const { REPO_ROOT } = await scale();
   const run: RunEnvelope = envelope(result, {
@@ -122,22 +134,29 @@ export function registerBench(c: CliContext): void {
       c.out({ docs: file }, () => `regenerated ${path.relative(process.cwd(), file)}`);
     });
 
-  common(
-    bench
-      .command('longmemeval')
-      .description('LongMemEval-S session retrieval: a fresh store per question')
-      .requiredOption('--data <file>', 'a LongMemEval .json or .json.gz file')
-      .option('--limit <n>', 'only the first N questions', parsePositive('--limit'))
-      .option(
-        '--passage-bytes <n>',
-        'split sessions into passage memories of at most this many bytes (default 4096)',
-        parsePositive('--passage-bytes'),
-      ),
+  withVector(
+    common(
+      bench
+        .command('longmemeval')
+        .description('LongMemEval-S session retrieval: a fresh store per question')
+        .requiredOption('--data <file>', 'a LongMemEval .json or .json.gz file')
+        .option('--limit <n>', 'only the first N questions', parsePositive('--limit'))
+        .option(
+          '--passage-bytes <n>',
+          'split sessions into passage memories of at most this many bytes (default 4096)',
+          parsePositive('--passage-bytes'),
+        ),
+    ),
   ).action(async (o: Common & { data: string; limit?: number; passageBytes?: number }) => {
     const { runLongMemEval } = await import('../../bench/longmemeval.js');
     const r = await runLongMemEval(
       o.data,
-      { limit: o.limit, passageBytes: o.passageBytes, ranker: o.ranker },
+      {
+        limit: o.limit,
+        passageBytes: o.passageBytes,
+        ranker: o.ranker,
+        ...(await benchEmbedder(c, o)),
+      },
       c.io.stderr,
     );
     await finish(c, ['longmemeval', ...argvOf()], o, r, () =>
@@ -148,17 +167,19 @@ export function registerBench(c: CliContext): void {
     );
   });
 
-  common(
-    bench
-      .command('locomo')
-      .description('LoCoMo dialog-level evidence recall: a fresh store per conversation')
-      .requiredOption('--data <file>', 'a LoCoMo .json or .json.gz file')
-      .option('--granularity <unit>', 'turn or session', 'turn')
-      .option(
-        '--context <n>',
-        'turns: neighbouring turns each side in the body (default 1)',
-        (v: string) => parsePositive('--context')(String(Number(v) + 1)) - 1,
-      ),
+  withVector(
+    common(
+      bench
+        .command('locomo')
+        .description('LoCoMo dialog-level evidence recall: a fresh store per conversation')
+        .requiredOption('--data <file>', 'a LoCoMo .json or .json.gz file')
+        .option('--granularity <unit>', 'turn or session', 'turn')
+        .option(
+          '--context <n>',
+          'turns: neighbouring turns each side in the body (default 1)',
+          (v: string) => parsePositive('--context')(String(Number(v) + 1)) - 1,
+        ),
+    ),
   ).action(async (o: Common & { data: string; granularity: string; context?: number }) => {
     if (o.granularity !== 'turn' && o.granularity !== 'session')
       throw new MnemeError(
@@ -168,7 +189,12 @@ export function registerBench(c: CliContext): void {
     const { runLocomo } = await import('../../bench/locomo.js');
     const r = await runLocomo(
       o.data,
-      { granularity: o.granularity, context: o.context, ranker: o.ranker },
+      {
+        granularity: o.granularity,
+        context: o.context,
+        ranker: o.ranker,
+        ...(await benchEmbedder(c, o)),
+      },
       c.io.stderr,
     );
     await finish(c, ['locomo', ...argvOf()], o, r, () =>

@@ -242,7 +242,10 @@ describe('vector arm: writes, rebuild, off by default', () => {
     assert.match(r.vector!.error!, /embedder failed: model server unreachable/);
     assert.ok(ids(r).includes(w!.id as string), 'lexical recall still finds it');
     f.state.down = false;
-    const vectorOnly = await f.a.recall('bluewhal backupz nightli');
+    const unfilled = await f.a.recall('bluwhale backupz nitely', { vectorFill: 0 });
+    assert.ok(!ids(unfilled).includes(w!.id as string), 'vectorFill 0: not embedded yet');
+    assert.equal(unfilled.vector!.filled, 0);
+    const vectorOnly = await f.a.recall('bluwhale backupz nitely');
     assert.ok(
       ids(vectorOnly).includes(w!.id as string),
       'filled and found by vector once the model is back',

@@ -42,6 +42,8 @@ export interface RecallOptions {
   actor?: Actor;
   /** How many of the top bound results get their source re-read (default 5; 0 = none). */
   freshnessChecks?: number;
+  /** Vector arm on: revisions lacking a vector embedded before searching (default 256). */
+  vectorFill?: number;
   /** Ranker switches (defaults: all on); for benchmarks and ablations. */
   ranker?: Partial<RankerOptions>;
 }
@@ -107,7 +109,7 @@ export async function recall(
   let hits: FusedHit[] = lexical;
   let arm: VectorArmReport | undefined;
   if (ctx.embedder) {
-    const v = await vectorCandidates(ctx, ctx.embedder, query, eligibility, pool);
+    const v = await vectorCandidates(ctx, ctx.embedder, query, eligibility, pool, opts.vectorFill);
     arm = v.report;
     if (v.hits.length > 0) hits = fuseHits(lexical, v.hits);
   }

@@ -133,6 +133,7 @@ export async function vectorCandidates(
   query: string,
   eligibility: Eligibility,
   pool: number,
+  fillMax = FILL_ON_RECALL,
 ): Promise<{ hits: VectorHit[]; report: VectorArmReport }> {
   const vs = await vectorStoreOf(ctx)();
   const report: VectorArmReport = { embedder: e.model, candidates: 0, filled: 0 };
@@ -146,7 +147,7 @@ export async function vectorCandidates(
   const key = vectorKey(e.model, qv.length);
   report.embedder = key;
   try {
-    const f = await fill(e, vs, key, qv.length, eligibility.scopes, FILL_ON_RECALL);
+    const f = await fill(e, vs, key, qv.length, eligibility.scopes, fillMax);
     report.filled = f.embedded + f.reused;
   } catch (err) {
     if (err instanceof MnemeError) throw err;

@@ -417,7 +417,7 @@ export function buildProgram(c: CliContext): Command {
       c.out(
         r,
         () =>
-          `rebuilt the index: ${r.memories} memories, ${r.revisions} revisions, ${r.journalEntries} journal entries${r.problems.length ? `\nproblems:\n  ${r.problems.join('\n  ')}` : ''}${r.handEdits.length ? `\nhand-edited files: ${r.handEdits.map((h) => h.path).join(', ')}` : ''}`,
+          `rebuilt the index: ${r.memories} memories, ${r.revisions} revisions, ${r.journalEntries} journal entries${r.problems.length ? `\nproblems:\n  ${r.problems.join('\n  ')}` : ''}${r.handEdits.length ? `\nhand-edited files: ${r.handEdits.map((h) => h.path).join(', ')}` : ''}${r.vectors ? `\nvectors: ${r.vectors.withVector} of ${r.vectors.revisions} revisions (${r.vectors.embedded} embedded, ${r.vectors.pruned} stale dropped)${r.vectors.error ? ` — ${r.vectors.error}` : ''}` : ''}`,
       );
     });
 

@@ -9,7 +9,7 @@ import type Database from 'better-sqlite3';
 import { MnemeError } from '../../core/errors.js';
 import type { Eligibility } from '../../core/eligibility.js';
 import { FAR_FUTURE } from '../../core/time.js';
-import { trustRank, type RevisionView } from '../../core/types.js';
+import { TRUST_LEVELS, trustRank, type RevisionView } from '../../core/types.js';
 import type { StoredVector, VectorHit, VectorStore } from '../port.js';
 import { ELIGIBLE, type IndexDb } from './index-db.js';
 
@@ -20,6 +20,17 @@ CREATE TABLE IF NOT EXISTS vec(
 );
 CREATE INDEX IF NOT EXISTS vec_by_hash ON vec(hash, embedder);
 `;
+
+interface VecRow {
+  d: number;
+  doc: string;
+  w: number | null;
+  id: string;
+  rev: number;
+  recorded_at: string;
+  trust_rank: number;
+  valid_from: string;
+}
 
 /** Nearest vectors scanned per wanted result before eligibility; the last tier is every one. */
 const INNER_TIERS = [4, 32, Infinity];
@@ -79,7 +90,8 @@ export class VectorDb implements VectorStore {
     let stmt = this.searchCache.get(q.scopes.length);
     if (!stmt) {
       const placeholders = q.scopes.map((_, i) => `@s${i}`).join(', ');
-      stmt = this.db.prepare(`SELECT x.d AS d, r.doc AS doc, w.w AS w FROM (
+      stmt = this.db.prepare(`SELECT x.d AS d, r.doc AS doc, w.w AS w, r.id AS id, r.rev AS rev,
+          r.recorded_at AS recorded_at, r.trust_rank AS trust_rank, r.valid_from AS valid_from FROM (
           SELECT k.id AS id, k.rev AS rev, vec_distance_cosine(k.v, @q) AS d
           FROM vec k WHERE k.embedder = @e ORDER BY d, k.id, k.rev LIMIT @inner) x
         JOIN rev r ON r.id = x.id AND r.rev = x.rev LEFT JOIN weight w ON w.id = r.id
@@ -99,18 +111,31 @@ export class VectorDb implements VectorStore {
       limit,
     };
     q.scopes.forEach((s, i) => (params[`s${i}`] = s));
-    let rows: { d: number; doc: string; w: number | null }[] = [];
+    let rows: VecRow[] = [];
     for (const factor of INNER_TIERS) {
       const inner = factor === Infinity ? -1 : Math.max(limit * factor, 64);
       rows = stmt.all({ ...params, inner }) as typeof rows;
       if (rows.length >= limit || inner === -1 || inner > this.total(key)) break;
     }
-    return rows.map((r) => ({
-      view: JSON.parse(r.doc) as RevisionView,
-      relevance: 1 - r.d,
-      weight: r.w ?? 1,
-      distance: r.d,
-    }));
+    return rows.map((r) => {
+      let parsed: RevisionView | undefined;
+      return {
+        head: {
+          id: r.id,
+          rev: r.rev,
+          recorded_at: r.recorded_at,
+          trust: TRUST_LEVELS[r.trust_rank] ?? 'untrusted',
+          valid_from: r.valid_from,
+        },
+        // Parsed only if shown (ranking reads the head).
+        get view() {
+          return (parsed ??= JSON.parse(r.doc) as RevisionView);
+        },
+        relevance: 1 - r.d,
+        weight: r.w ?? 1,
+        distance: r.d,
+      };
+    });
   }
 
   /** How many vectors `key` has (bounds the widening above). */

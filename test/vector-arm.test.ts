@@ -113,6 +113,7 @@ describe('vector arm: eligibility applies to vector candidates', () => {
     const keptSim = cos(q, hashVector('Staging cluster bluewhale runs Kubernetes 1.29', 256));
     assert.ok(old > successor && old > keptSim, `rev 1 is the nearest (${old} vs ${keptSim})`);
 
+    await f.b.recall(QUERY); // project B's memories get their vectors
     const r = await f.a.recall(QUERY, { explain: true });
     const moved = r.results.find((x) => x.id === f.ids.moved);
     assert.ok(moved, 'the memory is served');
@@ -125,6 +126,18 @@ describe('vector arm: eligibility applies to vector candidates', () => {
     }
     assert.equal(r.vector?.error, undefined);
     assert.ok(r.vector!.candidates >= 2);
+    // --explain names what the vector arm saw but did not serve, and why.
+    const excluded = new Map(r.excluded!.map((x) => [x.id, x]));
+    assert.equal(excluded.get(f.ids.foreign)?.reason, 'other_scope');
+    assert.equal(excluded.get(f.ids.gone)?.reason, 'retracted');
+    assert.equal(excluded.get(f.ids.later)?.reason, 'not_yet_valid');
+    assert.ok(!excluded.has(f.ids.kept), 'a served memory is not listed');
+    const plain = await engine(f.store, PROJECT_A, f.clock).recall(QUERY, { explain: true });
+    assert.deepEqual(
+      plain.excluded,
+      [],
+      'lexically nothing matched, so the trace came from vectors',
+    );
   });
 
   it('another project, a retracted memory and an unrelated one stay out; the eligible ones are in', async () => {

@@ -23,9 +23,9 @@ import {
   wordTokens,
   type QueryTerm,
 } from '../core/text.js';
-import type { SearchHit } from '../store/port.js';
+import type { SearchHit, VectorHit } from '../store/port.js';
 import { toIso } from '../core/time.js';
-import type { Actor, Freshness, Trust } from '../core/types.js';
+import type { Actor, Freshness, RevisionView, Trust } from '../core/types.js';
 import { readableScopes, type EngineContext } from './context.js';
 import { applyEach } from './apply.js';
 import { effectiveFreshness, observeSource, persistedFreshness } from './drift.js';
@@ -108,9 +108,11 @@ export async function recall(
   // The vector arm (off by default): its eligible candidates fused with the lexical ones.
   let hits: FusedHit[] = lexical;
   let arm: VectorArmReport | undefined;
+  let vectorNearest: ((limit: number) => Promise<VectorHit[]>) | undefined;
   if (ctx.embedder) {
     const v = await vectorCandidates(ctx, ctx.embedder, query, eligibility, pool, opts.vectorFill);
     arm = v.report;
+    vectorNearest = v.nearest;
     if (v.hits.length > 0) hits = fuseHits(lexical, v.hits);
   }
   const best = new Map<string, { hit: (typeof hits)[number]; parts: ScoreParts }>();
@@ -160,6 +162,7 @@ export async function recall(
       terms,
       eligibility,
       new Set(results.map((r) => r.id)),
+      vectorNearest ? await vectorNearest(40) : [],
     );
   if (opts.logUsage !== false && results.length > 0) {
     await ctx.store.appendUsage([
@@ -299,10 +302,12 @@ async function exclusionTrace(
   terms: ReturnType<typeof queryTerms>,
   eligibility: Eligibility,
   served: Set<string>,
+  /** With the vector arm on: the nearest revisions by vector, after the lexical ones. */
+  nearestByVector: readonly { readonly view: RevisionView }[] = [],
 ): Promise<ExcludedResult[]> {
   const out: ExcludedResult[] = [];
   const seen = new Set<string>();
-  for (const { view } of await ctx.store.nearest(terms, 40)) {
+  for (const { view } of [...(await ctx.store.nearest(terms, 40)), ...nearestByVector]) {
     // A served memory's older revisions are listed too: "rev 1 superseded by rev 2" is the point.
     // One entry per memory: its best-matching excluded revision.
     if (served.has(`${view.id}#${view.rev}`) || seen.has(view.id)) continue;

@@ -134,7 +134,12 @@ export async function vectorCandidates(
   eligibility: Eligibility,
   pool: number,
   fillMax = FILL_ON_RECALL,
-): Promise<{ hits: VectorHit[]; report: VectorArmReport }> {
+): Promise<{
+  hits: VectorHit[];
+  report: VectorArmReport;
+  /** The nearest revisions whatever their eligibility, for --explain's exclusion trace. */
+  nearest?: (limit: number) => Promise<VectorHit[]>;
+}> {
   const vs = await vectorStoreOf(ctx)();
   const report: VectorArmReport = { embedder: e.model, candidates: 0, filled: 0 };
   let qv: Float32Array;
@@ -156,7 +161,9 @@ export async function vectorCandidates(
   const floor = e.minSimilarity ?? 0;
   const hits = (await vs.search(key, qv, eligibility, pool)).filter((h) => 1 - h.distance >= floor);
   report.candidates = hits.length;
-  return { hits, report };
+  const nearest = async (limit: number) =>
+    (await vs.nearest(key, qv, limit)).filter((h) => 1 - h.distance >= floor);
+  return { hits, report, nearest };
 }
 
 /**

@@ -62,6 +62,8 @@ export interface VectorStore {
     eligibility: Eligibility,
     limit: number,
   ): Promise<VectorHit[]>;
+  /** Nearest revisions with no eligibility applied, nearest first (the exclusion trace only). */
+  nearest(key: string, query: Float32Array, limit: number): Promise<VectorHit[]>;
   /** Revisions in these scopes that could become eligible and have no vector under `key`, newest first. */
   missing(key: string, scopes: string[], limit: number): Promise<RevisionView[]>;
   /** Vectors already computed for these text hashes under `key` (so no model is asked twice). */

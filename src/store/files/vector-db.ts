@@ -117,25 +117,21 @@ export class VectorDb implements VectorStore {
       rows = stmt.all({ ...params, inner }) as typeof rows;
       if (rows.length >= limit || inner === -1 || inner > this.total(key)) break;
     }
-    return rows.map((r) => {
-      let parsed: RevisionView | undefined;
-      return {
-        head: {
-          id: r.id,
-          rev: r.rev,
-          recorded_at: r.recorded_at,
-          trust: TRUST_LEVELS[r.trust_rank] ?? 'untrusted',
-          valid_from: r.valid_from,
-        },
-        // Parsed only if shown (ranking reads the head).
-        get view() {
-          return (parsed ??= JSON.parse(r.doc) as RevisionView);
-        },
-        relevance: 1 - r.d,
-        weight: r.w ?? 1,
-        distance: r.d,
-      };
-    });
+    return rows.map(toVectorHit);
+  }
+
+  async nearest(key: string, query: Float32Array, limit: number): Promise<VectorHit[]> {
+    const rows = this.db
+      .prepare(
+        `SELECT x.d AS d, r.doc AS doc, w.w AS w, r.id AS id, r.rev AS rev,
+          r.recorded_at AS recorded_at, r.trust_rank AS trust_rank, r.valid_from AS valid_from
+        FROM (SELECT k.id AS id, k.rev AS rev, vec_distance_cosine(k.v, ?) AS d
+              FROM vec k WHERE k.embedder = ? ORDER BY d, k.id, k.rev LIMIT ?) x
+        JOIN rev r ON r.id = x.id AND r.rev = x.rev LEFT JOIN weight w ON w.id = r.id
+        ORDER BY x.d, x.id, x.rev`,
+      )
+      .all(toBlob(query), key, limit) as VecRow[];
+    return rows.map(toVectorHit);
   }
 
   /** How many vectors `key` has (bounds the widening above). */
@@ -218,6 +214,26 @@ export class VectorDb implements VectorStore {
     }[];
     return rows.map((r) => r.e);
   }
+}
+
+function toVectorHit(r: VecRow): VectorHit {
+  let parsed: RevisionView | undefined;
+  return {
+    head: {
+      id: r.id,
+      rev: r.rev,
+      recorded_at: r.recorded_at,
+      trust: TRUST_LEVELS[r.trust_rank] ?? 'untrusted',
+      valid_from: r.valid_from,
+    },
+    // Parsed only if shown (ranking reads the head).
+    get view() {
+      return (parsed ??= JSON.parse(r.doc) as RevisionView);
+    },
+    relevance: 1 - r.d,
+    weight: r.w ?? 1,
+    distance: r.d,
+  };
 }
 
 const toBlob = (v: Float32Array): Buffer => Buffer.from(v.buffer, v.byteOffset, v.byteLength);

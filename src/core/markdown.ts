@@ -2,102 +2,96 @@
 // serialised by the yaml library (never by string concatenation), so no field value can inject
 // front-matter keys or close the block; parsing validates every field. Files in the exact form
 // this module writes are read by a fast hand reader (front-matter.ts), anything else by the library.
-import { parse, stringify } from 'yaml';
-import { z } from 'zod';
+//
+// The yaml library and zod are loaded on first use, not at import: a process that only reads the
+// index (a hook, `mneme recall`) never parses or writes a revision file and should not pay for
+// them at start. Both are loaded synchronously (these functions are synchronous) through
+// require; yaml is a CommonJS package, so this is the very instance `import` would give.
+import { createRequire } from 'node:module';
+import type { z as Zod } from 'zod';
 import { MnemeError } from './errors.js';
 import { parseCanonicalFrontMatter } from './front-matter.js';
+import { FRONT_KEYS } from './revision.js';
 import { ACTOR_KINDS, TRUST_LEVELS, type Revision } from './types.js';
 
-const iso = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+export { FRONT_KEYS };
 
-export const RevisionSchema = z
-  .object({
-    id: z.string().regex(/^mem_[0-9A-HJKMNP-TV-Z]{26}$/),
-    rev: z.number().int().positive(),
-    op: z.enum([
-      'remember',
-      'supersede',
-      'correct',
-      'retract',
-      'confirm',
-      'revalidate',
-      'external_edit',
-      'import',
-      'link',
-      'merge',
-      'quarantine',
-    ]),
-    type: z.string().regex(/^[a-z][a-z0-9_-]{0,39}$/),
-    scope: z.string().regex(/^(global|[a-z0-9][a-z0-9-]{0,60}-[0-9a-f]{8})$/),
-    slug: z.string().regex(/^[a-z0-9](?:[a-z0-9._-]{0,118}[a-z0-9])?$/),
-    abstract: z.string(),
-    status: z.enum(['active', 'retracted', 'merged']),
-    rejected: z.boolean(),
-    trust: z.enum(TRUST_LEVELS),
-    review: z.enum(['none', 'pending']),
-    quarantine: z.string().nullable(),
-    valid_from: iso,
-    valid_to: iso.nullable(),
-    recorded_at: iso,
-    actor: z
-      .object({
-        kind: z.enum(ACTOR_KINDS),
-        host: z.string().optional(),
-        session: z.string().optional(),
-        surface: z.string().optional(),
-      })
-      .strict(),
-    fields: z.record(z.string()),
-    tags: z.array(z.string()),
-    links: z.array(
-      z
+const require = createRequire(import.meta.url);
+let yamlLib: typeof import('yaml') | undefined;
+const yaml = () => (yamlLib ??= require('yaml') as typeof import('yaml'));
+
+/**
+ * The front matter's schema, built with the given zod (ops.ts builds the import operation's
+ * copy with its own zod, so one schema never mixes two zod instances).
+ */
+export function buildRevisionSchema(z: typeof Zod) {
+  const iso = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  return z
+    .object({
+      id: z.string().regex(/^mem_[0-9A-HJKMNP-TV-Z]{26}$/),
+      rev: z.number().int().positive(),
+      op: z.enum([
+        'remember',
+        'supersede',
+        'correct',
+        'retract',
+        'confirm',
+        'revalidate',
+        'external_edit',
+        'import',
+        'link',
+        'merge',
+        'quarantine',
+      ]),
+      type: z.string().regex(/^[a-z][a-z0-9_-]{0,39}$/),
+      scope: z.string().regex(/^(global|[a-z0-9][a-z0-9-]{0,60}-[0-9a-f]{8})$/),
+      slug: z.string().regex(/^[a-z0-9](?:[a-z0-9._-]{0,118}[a-z0-9])?$/),
+      abstract: z.string(),
+      status: z.enum(['active', 'retracted', 'merged']),
+      rejected: z.boolean(),
+      trust: z.enum(TRUST_LEVELS),
+      review: z.enum(['none', 'pending']),
+      quarantine: z.string().nullable(),
+      valid_from: iso,
+      valid_to: iso.nullable(),
+      recorded_at: iso,
+      actor: z
         .object({
-          rel: z.enum(['supersedes', 'derived_from', 'contradicts', 'relates_to']),
-          target: z.string(),
+          kind: z.enum(ACTOR_KINDS),
+          host: z.string().optional(),
+          session: z.string().optional(),
+          surface: z.string().optional(),
         })
         .strict(),
-    ),
-    provenance: z.array(z.string()),
-    source: z
-      .object({
-        path: z.string(),
-        sha256: z.string(),
-        symbol: z.string().optional(),
-        commit: z.string().optional(),
-      })
-      .strict()
-      .nullable(),
-    applies_to: z.array(z.string()),
-    reason: z.string().nullable(),
-  })
-  .strict();
+      fields: z.record(z.string()),
+      tags: z.array(z.string()),
+      links: z.array(
+        z
+          .object({
+            rel: z.enum(['supersedes', 'derived_from', 'contradicts', 'relates_to']),
+            target: z.string(),
+          })
+          .strict(),
+      ),
+      provenance: z.array(z.string()),
+      source: z
+        .object({
+          path: z.string(),
+          sha256: z.string(),
+          symbol: z.string().optional(),
+          commit: z.string().optional(),
+        })
+        .strict()
+        .nullable(),
+      applies_to: z.array(z.string()),
+      reason: z.string().nullable(),
+    })
+    .strict();
+}
 
-/** Front-matter keys in file order (everything but the body). */
-export const FRONT_KEYS: (keyof Revision)[] = [
-  'id',
-  'rev',
-  'op',
-  'type',
-  'scope',
-  'slug',
-  'abstract',
-  'status',
-  'rejected',
-  'trust',
-  'review',
-  'quarantine',
-  'valid_from',
-  'valid_to',
-  'recorded_at',
-  'actor',
-  'fields',
-  'tags',
-  'links',
-  'provenance',
-  'source',
-  'applies_to',
-  'reason',
-];
+let parserSchema: ReturnType<typeof buildRevisionSchema> | undefined;
+const revisionSchema = () =>
+  (parserSchema ??= buildRevisionSchema((require('zod') as typeof import('zod')).z));
 
 // A write serializes the same revision several times (its hash, its history file, its current
 // file); YAML output is costly next to a JSON key, so the last few results are kept.
@@ -110,8 +104,7 @@ export function serializeRevision(r: Revision): string {
   const key = `${JSON.stringify(front)}\n${r.body}`;
   const known = recentText.get(key);
   if (known !== undefined) return known;
-  const yaml = stringify(front, { lineWidth: 0, minContentWidth: 0 });
-  const text = `---\n${yaml}---\n${r.body}`;
+  const text = `---\n${yaml().stringify(front, { lineWidth: 0, minContentWidth: 0 })}---\n${r.body}`;
   if (recentText.size >= RECENT_MAX) recentText.clear();
   recentText.set(key, text);
   return text;
@@ -132,7 +125,7 @@ export function parseRevision(text: string, where = 'memory file'): Revision {
   const yaml = text.slice(4, end + 1);
   let data: unknown = parseCanonicalFrontMatter(yaml);
   if (data === undefined) data = parseYaml(yaml, where);
-  const result = RevisionSchema.safeParse(data);
+  const result = revisionSchema().safeParse(data);
   if (!result.success) {
     const issue = result.error.issues[0];
     throw new MnemeError(
@@ -145,9 +138,9 @@ export function parseRevision(text: string, where = 'memory file'): Revision {
 }
 
 /** Front matter outside the canonical subset (a hand edit, say): the YAML library reads it. */
-function parseYaml(yaml: string, where: string): unknown {
+function parseYaml(text: string, where: string): unknown {
   try {
-    return parse(yaml, {
+    return yaml().parse(text, {
       schema: 'core',
       uniqueKeys: true,
       maxAliasCount: 0,

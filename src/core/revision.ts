@@ -1,6 +1,33 @@
 // Small helpers over revisions that every layer needs.
-import { FRONT_KEYS } from './markdown.js';
 import type { Revision, RevisionView } from './types.js';
+
+/** Front-matter keys in file order (everything but the body); the file format lives in
+ * markdown.ts, which reads and writes them. */
+export const FRONT_KEYS: (keyof Revision)[] = [
+  'id',
+  'rev',
+  'op',
+  'type',
+  'scope',
+  'slug',
+  'abstract',
+  'status',
+  'rejected',
+  'trust',
+  'review',
+  'quarantine',
+  'valid_from',
+  'valid_to',
+  'recorded_at',
+  'actor',
+  'fields',
+  'tags',
+  'links',
+  'provenance',
+  'source',
+  'applies_to',
+  'reason',
+];
 
 const KEYS: (keyof Revision)[] = [...FRONT_KEYS, 'body'];
 

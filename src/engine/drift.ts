@@ -5,52 +5,16 @@
 // latest one so injection can withhold drifted and missing memories inside its query.
 import { MnemeError, invalid } from '../core/errors.js';
 import { toRevision } from '../core/revision.js';
-import { judgeSource, parseSourceSpec, type FreshnessVerdict } from '../core/source.js';
 import { assignTrust } from '../core/trust.js';
-import type { Actor, Freshness, Revision, RevisionView, SourceBinding } from '../core/types.js';
+import type { Actor, Freshness, Revision } from '../core/types.js';
 import { bindSource } from './source-binding.js';
-import type { FreshnessRecord } from '../store/port.js';
+import { effectiveFreshness, observeSource, persistedFreshness } from './freshness.js';
 import { loadCurrent, type Built } from './build.js';
 import type { EngineContext } from './context.js';
 import { journalBody, requestHash } from './journal-body.js';
 import type { ApplyResult, Op, RevalidateOp } from './ops.js';
 
-/** What the source of `binding` looks like now, or null when the files cannot be read here. */
-export function observeSource(
-  ctx: EngineContext,
-  binding: SourceBinding | null,
-): FreshnessVerdict | null {
-  if (!binding) return judgeSource(null, { bytes: null, commitReachable: null });
-  if (!ctx.files) return null;
-  let bytes: Buffer | null;
-  try {
-    bytes = ctx.files.read(parseSourceSpec(binding.path).path);
-  } catch {
-    bytes = null;
-  }
-  const reachable = binding.commit ? ctx.files.isAncestor(binding.commit) : null;
-  return judgeSource(binding, { bytes, commitReachable: reachable });
-}
-
-/**
- * The journaled freshness of a memory: its latest `check_source` verdict, reset to fresh by any
- * revision whose source the engine re-hashed (remember/revise with a source, revalidate). Other
- * revisions (a link, a confirm) do not clear a drift.
- */
-export function effectiveFreshness(
-  v: Pick<RevisionView, 'source'>,
-  rec: FreshnessRecord | undefined,
-): Freshness {
-  if (!v.source) return 'unbound';
-  return rec ? rec.freshness : 'fresh';
-}
-
-export async function persistedFreshness(
-  ctx: EngineContext,
-  ids: string[],
-): Promise<Map<string, FreshnessRecord>> {
-  return ctx.store.freshness ? ctx.store.freshness(ids) : new Map();
-}
+export { effectiveFreshness, observeSource, persistedFreshness };
 
 /** check_source: observe and journal a transition; an unchanged verdict writes nothing. */
 export async function applyCheckSource(

@@ -1,13 +1,13 @@
 // The engine's public face: one object per bound scope and surface, holding the context every
 // read and write path takes. Surfaces construct it; nothing below it knows which surface called.
+// Each path is loaded on first use, so a process that only recalls or injects (a hook, `mneme
+// recall`) never loads the write path's validation, gates and screening.
 import { MnemeError } from '../core/errors.js';
 import type { Actor } from '../core/types.js';
 import type { JournalQuery } from '../store/port.js';
-import { apply, applyEach } from './apply.js';
-import { exportBundle, importBundle } from './bundle.js';
 import { readableScopes, type EngineContext } from './context.js';
-import { history, read, type ReadLevel } from './read.js';
-import { recall, type RecallOptions } from './recall.js';
+import type { ReadLevel } from './read.js';
+import type { RecallOptions } from './recall.js';
 import { indexVectors, vectorStatus, type FillReport } from './vector.js';
 
 export class Engine {
@@ -17,19 +17,24 @@ export class Engine {
     return readableScopes(this.ctx.binding);
   }
 
-  apply(ops: unknown[], actor: Actor) {
+  async apply(ops: unknown[], actor: Actor) {
+    const { apply } = await import('./apply.js');
     return apply(this.ctx, ops, actor);
   }
-  applyEach(ops: unknown[], actor: Actor) {
+  async applyEach(ops: unknown[], actor: Actor) {
+    const { applyEach } = await import('./apply.js');
     return applyEach(this.ctx, ops, actor);
   }
-  recall(query: string, opts: RecallOptions = {}) {
+  async recall(query: string, opts: RecallOptions = {}) {
+    const { recall } = await import('./recall.js');
     return recall(this.ctx, query, opts);
   }
-  read(id: string, level: ReadLevel = 'full') {
+  async read(id: string, level: ReadLevel = 'full') {
+    const { read } = await import('./read.js');
     return read(this.ctx, id, level);
   }
-  history(id: string) {
+  async history(id: string) {
+    const { history } = await import('./read.js');
     return history(this.ctx, id);
   }
   /** Journal entries for this scope (and global); refusals without a target included. */
@@ -88,12 +93,14 @@ export class Engine {
     return indexVectors(this.ctx, this.ctx.embedder, opts);
   }
   async exportBundle() {
+    const { exportBundle } = await import('./bundle.js');
     return exportBundle(this.ctx, {
       tombstones: await this.tombstones(),
       proposals: await this.proposals({ state: 'pending' }),
     });
   }
-  importBundle(text: string, name: string, actor: Actor) {
+  async importBundle(text: string, name: string, actor: Actor) {
+    const { importBundle } = await import('./bundle.js');
     return importBundle(this.ctx, text, name, actor);
   }
   proposals(q: { state?: 'pending' | 'accepted' | 'rejected'; id?: string } = {}) {

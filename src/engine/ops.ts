@@ -1,7 +1,7 @@
 // The operation vocabulary of the one write path, validated once at the boundary (zod). Every
 // surface — CLI, MCP, HTTP, hooks, distiller, importer — builds these and calls apply().
 import { z } from 'zod';
-import { RevisionSchema } from '../core/markdown.js';
+import { buildRevisionSchema } from '../core/markdown.js';
 import { PROPOSAL_KINDS } from '../core/proposal.js';
 
 const text = z.string();
@@ -88,7 +88,7 @@ export const LinkOp = z
 export const ImportOp = z
   .object({
     op: z.literal('import'),
-    revision: RevisionSchema.extend({ body: z.string() }),
+    revision: buildRevisionSchema(z).extend({ body: z.string() }),
     bundle: z.string().max(200),
     /** The lineage's last value in the bundle: a new lineage is refused if it is rejected here. */
     final_rev: z.number().int().optional(),

@@ -27,8 +27,7 @@ import type { SearchHit, VectorHit } from '../store/port.js';
 import { toIso } from '../core/time.js';
 import type { Actor, Freshness, RevisionView, Trust } from '../core/types.js';
 import { readableScopes, type EngineContext } from './context.js';
-import { applyEach } from './apply.js';
-import { effectiveFreshness, observeSource, persistedFreshness } from './drift.js';
+import { effectiveFreshness, observeSource, persistedFreshness } from './freshness.js';
 import { fuseHits, vectorCandidates, type FusedHit, type VectorArmReport } from './vector.js';
 
 export interface RecallOptions {
@@ -203,6 +202,7 @@ async function labelFreshness(
   }
   const fresh = new Map<string, string>();
   if (moved.length > 0) {
+    const { applyEach } = await import('./apply.js'); // the write path, only when a source moved
     const settled = await applyEach(
       ctx,
       moved.map((id) => ({ op: 'check_source', id })),

@@ -3,12 +3,13 @@
 // (where a memory came from). Registered by buildProgram.
 import { Option } from 'commander';
 import { MnemeError } from '../../core/errors.js';
-import { isHost, safeSessionName, type Host } from '../../core/transcript.js';
+import { safeSessionName, type Host } from '../../core/transcript.js';
 import type { DistillReport } from '../../engine/distill.js';
 import { SessionFiles } from '../../store/files/session-files.js';
 import type { SessionMeta, SessionRef } from '../../store/sessions.js';
 import { appendHookLog } from '../hooks/hook-log.js';
-import { HOOK_EVENTS, type HookEvent } from '../hooks/payload.js';
+import { DEFAULT_HOOK_HOST, hookCommand } from '../hooks/hook-command.js';
+import { HOOK_EVENTS } from '../hooks/payload.js';
 import {
   flightFiles,
   release,
@@ -20,23 +21,6 @@ import { openEngine, storeHome } from '../open.js';
 import { bindProject } from '../project.js';
 import { ExitCode, type CliContext } from './run.js';
 
-const INJECT_EVENTS = new Set<HookEvent>(['session-start', 'pre-tool-use', 'user-prompt-submit']);
-const STDIN_CAP = 16 * 1024 * 1024;
-
-function readStdin(): Promise<string> {
-  if (process.stdin.isTTY) return Promise.resolve('');
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    process.stdin.on('data', (d: Buffer) => {
-      size += d.length;
-      if (size <= STDIN_CAP) chunks.push(d);
-    });
-    process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    process.stdin.on('error', () => resolve(Buffer.concat(chunks).toString('utf8')));
-  });
-}
-
 export function registerAgentCommands(c: CliContext): void {
   c.program
     .command('hook')
@@ -44,56 +28,18 @@ export function registerAgentCommands(c: CliContext): void {
       `run one host hook: ${HOOK_EVENTS.join(', ')} (reads the host's JSON on stdin; always exits 0)`,
     )
     .argument('<event>')
-    .option('--host <host>', 'claude-code, codex or generic', 'claude-code')
+    .option('--host <host>', 'claude-code, codex or generic', DEFAULT_HOOK_HOST)
     .allowUnknownOption()
-    .action(async (event: string, o: { host: string }) => {
-      const root = storeHome({ store: c.globals().store, env: c.io.env });
-      const host: Host = isHost(o.host) ? o.host : 'generic';
-      if (!(HOOK_EVENTS as readonly string[]).includes(event)) {
-        appendHookLog(root, {
-          at: new Date().toISOString(),
-          event: String(event).slice(0, 40),
-          host,
-          session: null,
-          ms: 0,
-          outcome: 'error',
-          error: `unknown hook event; use one of ${HOOK_EVENTS.join(', ')}`,
-        });
-        return;
-      }
-      const ev = event as HookEvent;
-      const limit = Number(c.io.env.MNEME_HOOK_TIMEOUT_MS ?? (INJECT_EVENTS.has(ev) ? 900 : 5000));
-      // The host must never wait on us for long: past the limit we log and leave, exit 0.
-      const timer = setTimeout(
-        () => {
-          appendHookLog(root, {
-            at: new Date().toISOString(),
-            event: ev,
-            host,
-            session: null,
-            ms: limit,
-            outcome: 'timeout',
-          });
-          process.exit(0);
-        },
-        Number.isFinite(limit) && limit > 0 ? limit : 900,
-      );
-      try {
-        const stdin = await readStdin();
-        const { runHook } = await import('../hooks/run-hook.js');
-        const { stdout } = await runHook({
-          event: ev,
-          host,
-          stdin,
-          env: c.io.env,
-          store: c.globals().store,
-          cwd: c.io.cwd,
-        });
-        if (stdout) c.io.stdout(stdout);
-      } finally {
-        clearTimeout(timer);
-      }
-    });
+    .action((event: string, o: { host: string }) =>
+      hookCommand({
+        event,
+        host: o.host,
+        store: c.globals().store,
+        env: c.io.env,
+        cwd: c.io.cwd,
+        stdout: c.io.stdout,
+      }),
+    );
 
   c.program
     .command('distill')

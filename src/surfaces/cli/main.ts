@@ -1,26 +1,28 @@
-// Entry point of the `mneme` binary.
-import readline from 'node:readline';
-import { run } from './run.js';
+// Entry point of the `mneme` binary. Hooks and plain recalls take the fast dispatch (fast.ts);
+// every other command loads the full commander CLI.
+import { runFast } from './fast.js';
+import type { Io } from './shared.js';
 
-let rl: readline.Interface | undefined;
+let rl: import('node:readline').Interface | undefined;
 let muted = false;
 
 /** One answer from the terminal; a secret answer is not echoed. */
-const ask = (question: string, opts: { secret?: boolean } = {}) =>
-  new Promise<string>((resolve) => {
-    if (!rl) {
-      rl = readline.createInterface({
-        input: process.stdin,
-        output: process.stdout,
-        terminal: true,
-      });
-      // readline echoes typed characters through this method; a secret mutes it.
-      const echo = rl as unknown as { _writeToOutput: (s: string) => void };
-      echo._writeToOutput = (s: string) => {
-        if (!muted) process.stdout.write(s);
-      };
-    }
-    const r = rl;
+const ask = async (question: string, opts: { secret?: boolean } = {}) => {
+  if (!rl) {
+    const readline = await import('node:readline');
+    rl = readline.createInterface({
+      input: process.stdin,
+      output: process.stdout,
+      terminal: true,
+    });
+    // readline echoes typed characters through this method; a secret mutes it.
+    const echo = rl as unknown as { _writeToOutput: (s: string) => void };
+    echo._writeToOutput = (s: string) => {
+      if (!muted) process.stdout.write(s);
+    };
+  }
+  const r = rl;
+  return new Promise<string>((resolve) => {
     r.question(question, (answer) => {
       if (muted) process.stdout.write('\n');
       muted = false;
@@ -28,14 +30,24 @@ const ask = (question: string, opts: { secret?: boolean } = {}) =>
     });
     muted = opts.secret === true;
   });
+};
 
-const code = await run(process.argv.slice(2), {
+const argv = process.argv.slice(2);
+const io: Io = {
   stdout: (s) => process.stdout.write(s),
   stderr: (s) => process.stderr.write(s),
   env: process.env,
   cwd: process.cwd(),
-  tty: { stdin: process.stdin.isTTY === true, stdout: process.stdout.isTTY === true },
+  // A getter: touching process.stdin sets up a stream, which a recall has no use for.
+  get tty() {
+    return { stdin: process.stdin.isTTY === true, stdout: process.stdout.isTTY === true };
+  },
   ask,
-});
+};
+let code = await runFast(argv, io);
+if (code === null) {
+  const { run } = await import('./run.js');
+  code = await run(argv, io);
+}
 rl?.close();
 process.exitCode = code;

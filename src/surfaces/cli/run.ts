@@ -1,44 +1,37 @@
 // The mneme CLI: a thin commander layer over the engine. Each command parses flags, calls the
 // engine once, and prints human text or --json. Exit codes: 0 ok, 1 user error, 2 conflict or
-// refused, 3 internal.
+// refused, 3 internal. (`hook` and plain `recall` usually arrive through fast.ts, which shares
+// their meaning with this file through shared.ts.)
 import fs from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { MnemeError, type ErrorCode } from '../../core/errors.js';
+import { MnemeError } from '../../core/errors.js';
 import type { Actor } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
 import type { ReadLevel } from '../../engine/read.js';
-import { agentSessionMarker } from '../agent-env.js';
 import { openEngine } from '../open.js';
 import { registerAgentCommands } from './agent-commands.js';
 import { registerBench } from './bench.js';
 import { registerHostCommands } from './host-commands.js';
 import { registerMaintenance } from './maintenance.js';
 import { registerServe } from '../http/cli.js';
-import { day, formatRecall, table } from './format.js';
+import { day, table } from './format.js';
 import { registerReview } from './review.js';
+import {
+  MIN_TRUST_CHOICES,
+  RECALL_DEFAULT_LIMIT,
+  cliActor,
+  cliSurface,
+  parseIntOpt,
+  printResult,
+  recallAndPrint,
+  reportError,
+  type Io,
+  type RecallFlags,
+} from './shared.js';
 import { registerTeam } from './team.js';
 import { registerVectors, vectorLine } from './vectors.js';
 
-export interface Io {
-  stdout: (s: string) => void;
-  stderr: (s: string) => void;
-  env: NodeJS.ProcessEnv;
-  cwd: string;
-  /** Whether stdin and stdout are terminals (human-only commands need both). */
-  tty?: { stdin: boolean; stdout: boolean };
-  /** Reads one answer from the person at the terminal. */
-  ask?: (question: string, opts?: { secret?: boolean }) => Promise<string>;
-}
-
-export const EXIT: Record<ErrorCode, number> = {
-  invalid: 1,
-  not_found: 1,
-  conflict: 2,
-  refused: 2,
-  locked: 2,
-  corrupt: 3,
-  internal: 3,
-};
+export { EXIT, type Io } from './shared.js';
 
 export interface Globals {
   json?: boolean;
@@ -66,13 +59,6 @@ const parseField = (v: string, prev: Record<string, string> = {}) => {
     });
   return { ...prev, [v.slice(0, i).trim()]: v.slice(i + 1) };
 };
-const parseIntOpt = (name: string) => (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1)
-    throw new MnemeError('invalid', `${name} must be a positive integer, not "${v}"`);
-  return n;
-};
-
 function contentOptions(cmd: Command, requireAbstract: boolean): Command {
   return cmd
     .addOption(
@@ -188,41 +174,14 @@ export function buildProgram(c: CliContext): Command {
     .command('recall')
     .description('search memories of this project and the global scope')
     .argument('<query...>', 'what to look for')
-    .option('--limit <n>', 'how many results', parseIntOpt('--limit'), 10)
+    .option('--limit <n>', 'how many results', parseIntOpt('--limit'), RECALL_DEFAULT_LIMIT)
     .option('--as-of <iso>', 'what held at this time (validity time)')
     .option('--known-at <iso>', 'what the store believed at this time (transaction time)')
     .option('--explain', 'show score parts and what was excluded and why')
-    .addOption(
-      new Option('--min-trust <level>', 'trust floor').choices([
-        'untrusted',
-        'claimed',
-        'verified',
-        'confirmed',
-      ]),
-    )
-    .action(
-      async (
-        words: string[],
-        o: {
-          limit: number;
-          asOf?: string;
-          knownAt?: string;
-          explain?: boolean;
-          minTrust?: 'untrusted';
-        },
-      ) => {
-        const engine = await c.engine();
-        const r = await engine.recall(words.join(' '), {
-          limit: o.limit,
-          asOf: o.asOf,
-          knownAt: o.knownAt,
-          explain: o.explain,
-          minTrust: o.minTrust,
-          actor: c.actor(),
-        });
-        c.out(r, () => formatRecall(r));
-      },
-    );
+    .addOption(new Option('--min-trust <level>', 'trust floor').choices(MIN_TRUST_CHOICES))
+    .action(async (words: string[], o: RecallFlags) => {
+      await recallAndPrint(await c.engine(), words, o, c.io, c.globals().json);
+    });
 
   program
     .command('read')
@@ -501,7 +460,6 @@ export async function run(
   program.exitOverride();
   program.configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) });
   const globals = () => program.opts<Globals>();
-  const marker = agentSessionMarker(io.env);
   const c: CliContext = {
     io,
     program,
@@ -514,13 +472,12 @@ export async function run(
         embedder: globals().embedder,
         cwd: io.cwd,
         env: io.env,
-        surface: marker ? 'agent' : 'human',
+        surface: cliSurface(io.env),
       });
       return engine;
     },
-    actor: () => ({ kind: marker ? 'agent' : 'human', surface: 'cli' }),
-    out: (json, human) =>
-      io.stdout(`${globals().json ? JSON.stringify(json, null, 2) : human()}\n`),
+    actor: () => cliActor(io.env),
+    out: (json, human) => printResult(io, globals().json, json, human),
   };
   buildProgram(c);
   registerReview(c);
@@ -544,16 +501,7 @@ export async function run(
         return 0;
       return 1;
     }
-    const err = e instanceof MnemeError ? e : null;
-    const code = err ? EXIT[err.code] : 3;
-    if (globals().json) {
-      io.stdout(
-        `${JSON.stringify({ error: err ? err.toJSON() : { code: 'internal', message: 'internal error; see stderr' } }, null, 2)}\n`,
-      );
-    }
-    if (err) io.stderr(`mneme: ${err.message}${err.hint ? `\n  hint: ${err.hint}` : ''}\n`);
-    else io.stderr(`mneme: internal error: ${(e as Error).stack ?? String(e)}\n`);
-    return code;
+    return reportError(e, globals().json, io);
   } finally {
     if (engine) await (engine as Engine).close();
   }

@@ -1,0 +1,86 @@
+// `mneme hook <event> [--host HOST]` as a command: read the host's payload from stdin, run the
+// hook under a time limit, print its answer. Shared by the full CLI (agent-commands.ts) and the
+// fast dispatch (cli/fast.ts). Never throws and never exits non-zero: an unknown event, a
+// failure or a timeout becomes a line in the hook log.
+import { isHost, type Host } from '../../core/transcript.js';
+import { storeHome } from '../open.js';
+import { appendHookLog } from './hook-log.js';
+import { HOOK_EVENTS, type HookEvent } from './payload.js';
+
+const INJECT_EVENTS = new Set<HookEvent>(['session-start', 'pre-tool-use', 'user-prompt-submit']);
+const STDIN_CAP = 16 * 1024 * 1024;
+export const DEFAULT_HOOK_HOST = 'claude-code';
+
+function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) return Promise.resolve('');
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    process.stdin.on('data', (d: Buffer) => {
+      size += d.length;
+      if (size <= STDIN_CAP) chunks.push(d);
+    });
+    process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    process.stdin.on('error', () => resolve(Buffer.concat(chunks).toString('utf8')));
+  });
+}
+
+export interface HookCommand {
+  event: string;
+  /** --host as given (an unknown host answers in the generic dialect). */
+  host: string;
+  /** --store, if given. */
+  store?: string;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  stdout: (s: string) => void;
+}
+
+export async function hookCommand(a: HookCommand): Promise<void> {
+  const root = storeHome({ store: a.store, env: a.env });
+  const host: Host = isHost(a.host) ? a.host : 'generic';
+  if (!(HOOK_EVENTS as readonly string[]).includes(a.event)) {
+    appendHookLog(root, {
+      at: new Date().toISOString(),
+      event: String(a.event).slice(0, 40),
+      host,
+      session: null,
+      ms: 0,
+      outcome: 'error',
+      error: `unknown hook event; use one of ${HOOK_EVENTS.join(', ')}`,
+    });
+    return;
+  }
+  const ev = a.event as HookEvent;
+  const limit = Number(a.env.MNEME_HOOK_TIMEOUT_MS ?? (INJECT_EVENTS.has(ev) ? 900 : 5000));
+  // The host must never wait on us for long: past the limit we log and leave, exit 0.
+  const timer = setTimeout(
+    () => {
+      appendHookLog(root, {
+        at: new Date().toISOString(),
+        event: ev,
+        host,
+        session: null,
+        ms: limit,
+        outcome: 'timeout',
+      });
+      process.exit(0);
+    },
+    Number.isFinite(limit) && limit > 0 ? limit : 900,
+  );
+  try {
+    const stdin = await readStdin();
+    const { runHook } = await import('./run-hook.js');
+    const { stdout } = await runHook({
+      event: ev,
+      host,
+      stdin,
+      env: a.env,
+      store: a.store,
+      cwd: a.cwd,
+    });
+    if (stdout) a.stdout(stdout);
+  } finally {
+    clearTimeout(timer);
+  }
+}

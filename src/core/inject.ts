@@ -4,6 +4,7 @@
 // memory says can close or reopen the envelope, and never emits a partial line.
 import { exclusionReason } from './eligibility.js';
 import { ID_PATTERN } from './ids.js';
+import { compareIso } from './time.js';
 import { TRUST_LEVELS, trustRank, type Freshness, type RevisionView, type Trust } from './types.js';
 
 export interface InjectContext {
@@ -118,7 +119,7 @@ export function orderEntries(entries: readonly InjectEntry[]): InjectEntry[] {
       Number(b.handoff === true) - Number(a.handoff === true) ||
       (b.weight ?? 1) - (a.weight ?? 1) ||
       trustRank(b.trust) - trustRank(a.trust) ||
-      (b.recorded_at ?? '').localeCompare(a.recorded_at ?? '') ||
+      compareIso(b.recorded_at ?? '', a.recorded_at ?? '') ||
       (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
   );
 }

@@ -20,3 +20,10 @@ export function toIso(input: string, what = 'time'): string {
 }
 
 export const isoNow = (clock: Clock): string => clock().toISOString();
+
+/**
+ * Orders two stored timestamps (canonical ISO-8601 UTC, one fixed width, or '' for none): by
+ * code unit, which for that format is time order. Not localeCompare: its first call loads the
+ * ICU collator, a cost a hook's short process pays for no difference here.
+ */
+export const compareIso = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { judgeSource } from '../core/source.js';
 import type { FreshnessRecord } from '../store/port.js';
 import { matchGlob } from '../core/glob.js';
+import { compareIso } from '../core/time.js';
 import {
   autoInjectable,
   orderEntries,
@@ -163,9 +164,7 @@ export async function sessionStartBlock(
   // Only the latest handoff of the bound project is shown; older ones are stale by nature.
   const handoffs = entries
     .filter((e) => e.type === 'handoff' && byId.get(e.id)?.scope === ctx.binding.project)
-    .sort(
-      (a, b) => (b.recorded_at ?? '').localeCompare(a.recorded_at ?? '') || (a.id < b.id ? 1 : -1),
-    );
+    .sort((a, b) => compareIso(b.recorded_at ?? '', a.recorded_at ?? '') || (a.id < b.id ? 1 : -1));
   const latest = handoffs[0];
   const rest = entries.filter((e) => e.type !== 'handoff');
   const ordered = orderEntries(latest ? [{ ...latest, handoff: true }, ...rest] : rest);

@@ -3,7 +3,7 @@
 // of the lineage it touched (invariant 11); the eligibility predicate runs inside the query.
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { stemmer } from 'stemmer';
 import type { Eligibility } from '../../core/eligibility.js';
 import type { JournalEntry } from '../../core/journal.js';
@@ -11,6 +11,7 @@ import { FAR_FUTURE } from '../../core/time.js';
 import { ftsMatchExpression, prepareForIndex, type QueryTerm } from '../../core/text.js';
 import { TRUST_LEVELS, trustRank, type RevisionView } from '../../core/types.js';
 import type { HitHead, InjectQuery, SearchHit } from '../port.js';
+import { openDatabase } from './sqlite.js';
 
 const SCHEMA_VERSION = '1';
 
@@ -89,7 +90,7 @@ export class IndexDb {
 
   constructor(file: string) {
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    this.db = new Database(file);
+    this.db = openDatabase(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 10000');
@@ -447,13 +448,18 @@ export class IndexDb {
     }
     if (q.excludeTypes && q.excludeTypes.length > 0)
       where.push(`r.type NOT IN (${list('x', q.excludeTypes)})`);
+    // Ranked without the documents, which are read only for the rows kept: sorting every
+    // candidate's document is what made this query grow with the store.
     const rows = this.db
       .prepare(
         `SELECT ${hitColumns('r', '0')}
-         FROM rev r LEFT JOIN weight w ON w.id = r.id
-         WHERE ${where.join(' AND ')}
-         ORDER BY COALESCE(w.w, 1) DESC, r.trust_rank DESC, r.recorded_at DESC, r.id ASC
-         LIMIT @limit`,
+         FROM (
+           SELECT r.rowid AS rid FROM rev r LEFT JOIN weight w ON w.id = r.id
+           WHERE ${where.join(' AND ')}
+           ORDER BY COALESCE(w.w, 1) DESC, r.trust_rank DESC, r.recorded_at DESC, r.id ASC
+           LIMIT @limit
+         ) k JOIN rev r ON r.rowid = k.rid LEFT JOIN weight w ON w.id = r.id
+         ORDER BY COALESCE(w.w, 1) DESC, r.trust_rank DESC, r.recorded_at DESC, r.id ASC`,
       )
       .raw(true)
       .all(params) as HitRow[];

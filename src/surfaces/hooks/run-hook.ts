@@ -15,7 +15,6 @@ import { bindProject, findRepoRoot } from '../project.js';
 import { appendHookLog, type HookRecord } from './hook-log.js';
 import { hookOutput } from './output.js';
 import { parsePayload, type HookEvent, type HookPayload } from './payload.js';
-import { flightFiles, lockHolder, markPending, spawnDistiller } from './single-flight.js';
 import { isDue } from '../sleep-schedule.js';
 import { archiveIncrement, checkTranscript } from './transcript-increment.js';
 
@@ -158,6 +157,7 @@ async function sessionStart(c: Ctx): Promise<string> {
   let sleep: Record<string, string> = {};
   if (c.r.env.MNEME_SLEEP_AUTO !== '0' && isDue(c.root, new Date(), c.r.env)) {
     const args = ['sleep', '--if-due', ...(c.r.store ? ['--store', c.r.store] : [])];
+    const { spawnDistiller } = await import('./single-flight.js'); // child_process: only when due
     sleep = { sleep: spawnDistiller(args, c.cwd, c.r.env) !== null ? 'started' : 'failed' };
   }
   const res = await sessionStartBlock(c.engine.ctx, {
@@ -268,6 +268,8 @@ async function archiveAndDistill(c: Ctx): Promise<void> {
   // Distil when there is something new, or when the context is ending (a handoff may be due).
   const handoff = c.r.event !== 'stop';
   if (inc || handoff) {
+    const { flightFiles, lockHolder, markPending, spawnDistiller } =
+      await import('./single-flight.js');
     const flight = flightFiles(c.root, c.ref);
     if (lockHolder(flight) !== null) {
       markPending(flight, handoff);

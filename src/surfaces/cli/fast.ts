@@ -9,7 +9,6 @@
 // full CLI, which gives the usual answer or error. The flags' meaning (defaults, checks, the
 // engine call and the printing) comes from shared.ts and hooks/hook-command.ts, which the full
 // CLI uses too; test/cli-fast-path.test.ts holds the two paths to the same output.
-import { DEFAULT_HOOK_HOST, hookCommand } from '../hooks/hook-command.js';
 import type { Engine } from '../../engine/engine.js';
 import { openEngine } from '../open.js';
 import {
@@ -25,7 +24,7 @@ import {
 
 export type FastCommand =
   | { cmd: 'recall'; words: string[]; flags: RecallFlags; json: boolean; store?: string }
-  | { cmd: 'hook'; event: string; host: string; store?: string };
+  | { cmd: 'hook'; event: string; host?: string; json: boolean; store?: string };
 
 type Kind = 'flag' | 'value';
 const GLOBAL: Record<string, Kind> = { '--json': 'flag', '--store': 'value' };
@@ -73,10 +72,12 @@ export function parseFast(argv: readonly string[]): FastCommand | null {
   const store = str('--store');
   if (cmd === 'hook') {
     if (positionals.length !== 1) return null;
+    const host = str('--host');
     return {
       cmd,
       event: positionals[0]!,
-      host: str('--host') ?? DEFAULT_HOOK_HOST,
+      ...(host !== undefined ? { host } : {}),
+      json: opts.has('--json'),
       ...(store !== undefined ? { store } : {}),
     };
   }
@@ -114,8 +115,13 @@ export async function runFast(argv: readonly string[], io: Io): Promise<number |
   const p = parseFast(argv);
   if (!p) return null;
   if (p.cmd === 'hook') {
-    await hookCommand({ ...p, env: io.env, cwd: io.cwd, stdout: io.stdout });
-    return 0;
+    try {
+      const { hookCommand } = await import('../hooks/hook-command.js');
+      await hookCommand({ ...p, env: io.env, cwd: io.cwd, stdout: io.stdout });
+      return 0;
+    } catch (e) {
+      return reportError(e, p.json, io); // as the full CLI would; hookCommand itself never throws
+    }
   }
   let engine: Engine | null = null;
   try {

@@ -27,8 +27,8 @@ function readStdin(): Promise<string> {
 
 export interface HookCommand {
   event: string;
-  /** --host as given (an unknown host answers in the generic dialect). */
-  host: string;
+  /** --host as given (default claude-code; an unknown host answers in the generic dialect). */
+  host?: string;
   /** --store, if given. */
   store?: string;
   env: NodeJS.ProcessEnv;
@@ -38,7 +38,8 @@ export interface HookCommand {
 
 export async function hookCommand(a: HookCommand): Promise<void> {
   const root = storeHome({ store: a.store, env: a.env });
-  const host: Host = isHost(a.host) ? a.host : 'generic';
+  const given = a.host ?? DEFAULT_HOOK_HOST;
+  const host: Host = isHost(given) ? given : 'generic';
   if (!(HOOK_EVENTS as readonly string[]).includes(a.event)) {
     appendHookLog(root, {
       at: new Date().toISOString(),

@@ -1,5 +1,6 @@
 // Entry point of the `mneme` binary. Hooks and plain recalls take the fast dispatch (fast.ts);
 // every other command loads the full commander CLI.
+import fs from 'node:fs';
 import { runFast } from './fast.js';
 import type { Io } from './shared.js';
 
@@ -32,6 +33,22 @@ const ask = async (question: string, opts: { secret?: boolean } = {}) => {
   });
 };
 
+/**
+ * stdout for the fast dispatch: a synchronous write to fd 1, because setting up process.stdout
+ * costs a short process 5-10 ms. The fast path writes nothing else to stdout, so nothing can
+ * interleave; what writeSync cannot finish (EAGAIN on a non-blocking pipe, or any failure) goes
+ * through the stream as before.
+ */
+function writeStdout(s: string): void {
+  const buf = Buffer.from(s, 'utf8');
+  let off = 0;
+  try {
+    while (off < buf.length) off += fs.writeSync(1, buf, off);
+  } catch {
+    process.stdout.write(buf.subarray(off));
+  }
+}
+
 const argv = process.argv.slice(2);
 const io: Io = {
   stdout: (s) => process.stdout.write(s),
@@ -44,7 +61,12 @@ const io: Io = {
   },
   ask,
 };
-let code = await runFast(argv, io);
+let code = await runFast(argv, {
+  stdout: writeStdout,
+  stderr: io.stderr,
+  env: io.env,
+  cwd: io.cwd,
+});
 if (code === null) {
   const { run } = await import('./run.js');
   code = await run(argv, io);

@@ -2,6 +2,7 @@
 // hook under a time limit, print its answer. Shared by the full CLI (agent-commands.ts) and the
 // fast dispatch (cli/fast.ts). Never throws and never exits non-zero: an unknown event, a
 // failure or a timeout becomes a line in the hook log.
+import fs from 'node:fs';
 import { isHost, type Host } from '../../core/transcript.js';
 import { storeHome } from '../open.js';
 import { appendHookLog } from './hook-log.js';
@@ -11,11 +12,31 @@ const INJECT_EVENTS = new Set<HookEvent>(['session-start', 'pre-tool-use', 'user
 const STDIN_CAP = 16 * 1024 * 1024;
 export const DEFAULT_HOOK_HOST = 'claude-code';
 
+/**
+ * The host's payload. Read with synchronous reads of fd 0 (setting up process.stdin costs a
+ * hook 5-10 ms); a terminal, like /dev/null, gives no payload and is not waited on. Should a
+ * read fail (EAGAIN on a non-blocking pipe, a closed fd), the stream reads the rest as before.
+ */
 function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    if (fs.fstatSync(0).isCharacterDevice()) return Promise.resolve('');
+    const buf = Buffer.allocUnsafe(64 * 1024);
+    for (;;) {
+      const n = fs.readSync(0, buf, 0, buf.length, null);
+      if (n === 0) return Promise.resolve(Buffer.concat(chunks).toString('utf8'));
+      size += n;
+      if (size <= STDIN_CAP) chunks.push(Buffer.from(buf.subarray(0, n)));
+    }
+  } catch {
+    return readStream(chunks, size);
+  }
+}
+
+function readStream(chunks: Buffer[], size: number): Promise<string> {
   if (process.stdin.isTTY) return Promise.resolve('');
   return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
     process.stdin.on('data', (d: Buffer) => {
       size += d.length;
       if (size <= STDIN_CAP) chunks.push(d);

@@ -153,11 +153,28 @@ describe('the fast dispatch answers exactly as the full CLI', () => {
       imported(['hook', 'session-start'], payload),
     ]) {
       assert.ok(urls.includes('/dist/src/store/files/file-store.js'), 'the trace sees imports');
-      for (const heavy of ['/commander/', '/cli/run.js', '/engine/apply.js', '/zod/', '/yaml/'])
+      assert.ok(urls.includes('/better-sqlite3/lib/database.js'), 'and what is required');
+      for (const heavy of [
+        '/commander/',
+        '/cli/run.js',
+        '/engine/apply.js',
+        '/node_modules/zod/',
+        '/node_modules/yaml/',
+        '/node_modules/ulid/',
+      ])
         assert.ok(!urls.includes(heavy), `${heavy} is not loaded`);
     }
-    // The full CLI does load commander for everything else (the trace would show it).
-    assert.ok(imported(['status']).includes('/commander/'));
+    // The full CLI does load them for everything else (the trace would show it).
+    const status = imported(['status']);
+    assert.ok(status.includes('/commander/'));
+    const written = imported([
+      'remember',
+      '--type',
+      'fact',
+      '--abstract',
+      'Traced writes load yaml',
+    ]);
+    assert.ok(written.includes('/node_modules/yaml/') && written.includes('/node_modules/ulid/'));
   });
 
   it('hands anything it does not fully understand to the full CLI', () => {

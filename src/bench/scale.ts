@@ -96,14 +96,21 @@ function spawnTimes(
   env: NodeJS.ProcessEnv,
   runs: number,
   cwd: string,
+  check: { input?: string; stdoutHas?: string } = {},
 ) {
   const times: number[] = [];
   let failed: string | null = null;
   for (let i = 0; i < runs; i++) {
     const t0 = process.hrtime.bigint();
-    const r = spawnSync(process.execPath, [BIN, ...args(i)], { env, cwd, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [BIN, ...args(i)], {
+      env,
+      cwd,
+      encoding: 'utf8',
+      ...(check.input !== undefined ? { input: check.input } : {}),
+    });
     times.push(ms(t0));
-    if (r.status !== 0 && failed === null) failed = (r.stderr || r.stdout).slice(0, 300);
+    const ok = r.status === 0 && (!check.stdoutHas || r.stdout.includes(check.stdoutHas));
+    if (!ok && failed === null) failed = (r.stderr || r.stdout).slice(0, 300);
   }
   return { times, failed };
 }
@@ -181,7 +188,18 @@ export async function runScaleOne(
     let hook: { times: number[]; failed: string | null } | null = null;
     if (hasHook(env)) {
       stderr(`scale ${n}: ${runs} session-start hooks…\n`);
-      hook = spawnTimes(() => ['hook', 'session-start'], env, runs, cwd);
+      // A Claude Code SessionStart payload; the run counts only if the block was injected.
+      const payload = JSON.stringify({
+        session_id: 'bench',
+        transcript_path: '',
+        cwd,
+        hook_event_name: 'SessionStart',
+        source: 'startup',
+      });
+      hook = spawnTimes(() => ['hook', 'session-start'], env, runs, cwd, {
+        input: payload,
+        stdoutHas: 'mneme-memory',
+      });
     }
 
     const reopened = await freshStore({ durable, dir: bench.dir });

@@ -194,7 +194,11 @@ export class IndexDb {
     return row ? (JSON.parse(row.entry) as JournalEntry) : null;
   }
 
-  private readonly searchCache = new Map<number, Database.Statement>();
+  /**
+   * Ranked statements, by shape (narrowed or not, number of scopes, LIMIT). The LIMIT is written
+   * into the SQL: a bound LIMIT under ORDER BY makes SQLite re-prepare the statement on every run.
+   */
+  private readonly searchCache = new Map<string, Database.Statement>();
 
   /**
    * Eligible candidates, best first. FTS5 ranks its matches first (only rowids and scores are
@@ -235,7 +239,8 @@ export class IndexDb {
   private runNarrow(rare: QueryTerm[], all: QueryTerm[], q: Eligibility, limit: number): HitRow[] {
     const match = ftsMatchExpression(rare);
     if (match === null) return [];
-    const key = -q.scopes.length;
+    const candidates = sqlLimit(Math.max(limit * 2, NARROW_CANDIDATES));
+    const key = `narrow:${q.scopes.length}:${candidates}`;
     let stmt = this.searchCache.get(key);
     if (!stmt) {
       const placeholders = q.scopes.map((_, i) => `@s${i}`).join(', ');
@@ -248,7 +253,7 @@ export class IndexDb {
         FROM (SELECT r.rowid AS rowid, bm25(fts, 4.0, 1.0, 2.0) AS bm
               FROM fts JOIN rev r ON r.rowid = fts.rowid
               WHERE fts MATCH @match AND r.scope IN (${placeholders}) AND ${ELIGIBLE}
-              ORDER BY bm LIMIT @limit) x
+              ORDER BY bm LIMIT ${candidates}) x
         JOIN fts_content t ON t.id = x.rowid`,
         )
         // Rows as arrays: building a keyed object per row costs more than the query here.
@@ -262,7 +267,6 @@ export class IndexDb {
       far: FAR_FUTURE,
       incq: q.includeQuarantined ? 1 : 0,
       mintrust: trustRank(q.minTrust),
-      limit: Math.max(limit * 2, NARROW_CANDIDATES),
     };
     q.scopes.forEach((s, i) => (params[`s${i}`] = s));
     const cands = stmt.all(params) as [
@@ -336,7 +340,9 @@ export class IndexDb {
   private runSearch(terms: QueryTerm[], q: Eligibility, limit: number): HitRow[] {
     const match = ftsMatchExpression(terms);
     if (match === null) return [];
-    let stmt = this.searchCache.get(q.scopes.length);
+    const rows = sqlLimit(limit);
+    const key = `full:${q.scopes.length}:${rows}`;
+    let stmt = this.searchCache.get(key);
     if (!stmt) {
       const placeholders = q.scopes.map((_, i) => `@s${i}`).join(', ');
       // The ranked inner query carries only rowids and scores; documents are joined for the
@@ -347,12 +353,12 @@ export class IndexDb {
           SELECT r.rowid AS rowid, bm25(fts, 4.0, 1.0, 2.0) AS bm
           FROM fts JOIN rev r ON r.rowid = fts.rowid
           WHERE fts MATCH @match AND r.scope IN (${placeholders}) AND ${ELIGIBLE}
-          ORDER BY bm LIMIT @limit) x
+          ORDER BY bm LIMIT ${rows}) x
         JOIN rev d ON d.rowid = x.rowid LEFT JOIN weight w ON w.id = d.id
         ORDER BY x.bm`,
         )
         .raw(true);
-      this.searchCache.set(q.scopes.length, stmt);
+      this.searchCache.set(key, stmt);
     }
     const params: Record<string, unknown> = {
       match,
@@ -361,7 +367,6 @@ export class IndexDb {
       far: FAR_FUTURE,
       incq: q.includeQuarantined ? 1 : 0,
       mintrust: trustRank(q.minTrust),
-      limit,
     };
     q.scopes.forEach((s, i) => (params[`s${i}`] = s));
     return stmt.all(params) as HitRow[];
@@ -591,6 +596,9 @@ export class IndexDb {
     this.db.close();
   }
 }
+
+/** A LIMIT to write into SQL: a whole number of rows, at least 1. */
+const sqlLimit = (n: number): number => Math.max(1, Math.min(1_000_000, Math.trunc(n) || 1));
 
 const toHit = (r: HitRow): SearchHit => new LazyHit(r);
 

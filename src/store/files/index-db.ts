@@ -73,9 +73,10 @@ const hitColumns = (t: string, bm: string) =>
 
 /**
  * Tiers of candidate rows a narrowed query may touch: the rarest terms first, widening until
- * enough eligible rows are found, and finally every term.
+ * enough eligible rows are found, and finally every term. The wide tiers keep a query made only
+ * of common words from scoring every row that holds any of them (that was the slow tail).
  */
-const PRUNE_BUDGETS = [150, 800, Infinity];
+const PRUNE_BUDGETS = [150, 800, 3000, 20000, Infinity];
 /** Best rare-term matches re-scored for the common terms. */
 const NARROW_CANDIDATES = 100;
 

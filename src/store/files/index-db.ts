@@ -51,6 +51,23 @@ export const ELIGIBLE = `
   AND (@incq = 1 OR r.quarantine IS NULL)
   AND r.trust_rank >= @mintrust`;
 
+/**
+ * `params` plus the named parameters ELIGIBLE and `r.scope IN (@s0, …)` bind for an eligibility
+ * (filled in place: this runs on every recall).
+ */
+export function eligibilityParams(
+  q: Eligibility,
+  params: Record<string, unknown>,
+): Record<string, unknown> {
+  params.k = q.knownAt ?? FAR_FUTURE;
+  params.t = q.asOf;
+  params.far = FAR_FUTURE;
+  params.incq = q.includeQuarantined ? 1 : 0;
+  params.mintrust = trustRank(q.minTrust);
+  q.scopes.forEach((s, i) => (params[`s${i}`] = s));
+  return params;
+}
+
 /** A candidate row, read as an array (statements in raw mode): see hitColumns. */
 type HitRow = [
   rowid: number,
@@ -261,15 +278,7 @@ export class IndexDb {
         .raw(true);
       this.searchCache.set(key, stmt);
     }
-    const params: Record<string, unknown> = {
-      match,
-      k: q.knownAt ?? FAR_FUTURE,
-      t: q.asOf,
-      far: FAR_FUTURE,
-      incq: q.includeQuarantined ? 1 : 0,
-      mintrust: trustRank(q.minTrust),
-    };
-    q.scopes.forEach((s, i) => (params[`s${i}`] = s));
+    const params = eligibilityParams(q, { match });
     const cands = stmt.all(params) as [
       rowid: number,
       bm: number,
@@ -361,15 +370,7 @@ export class IndexDb {
         .raw(true);
       this.searchCache.set(key, stmt);
     }
-    const params: Record<string, unknown> = {
-      match,
-      k: q.knownAt ?? FAR_FUTURE,
-      t: q.asOf,
-      far: FAR_FUTURE,
-      incq: q.includeQuarantined ? 1 : 0,
-      mintrust: trustRank(q.minTrust),
-    };
-    q.scopes.forEach((s, i) => (params[`s${i}`] = s));
+    const params = eligibilityParams(q, { match });
     return stmt.all(params) as HitRow[];
   }
 

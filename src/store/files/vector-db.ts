@@ -8,10 +8,9 @@
 import type Database from 'better-sqlite3';
 import { MnemeError } from '../../core/errors.js';
 import type { Eligibility } from '../../core/eligibility.js';
-import { FAR_FUTURE } from '../../core/time.js';
-import { TRUST_LEVELS, trustRank, type RevisionView } from '../../core/types.js';
+import { TRUST_LEVELS, type RevisionView } from '../../core/types.js';
 import type { StoredVector, VectorHit, VectorStore } from '../port.js';
-import { ELIGIBLE, type IndexDb } from './index-db.js';
+import { ELIGIBLE, eligibilityParams, type IndexDb } from './index-db.js';
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS vec(
@@ -100,17 +99,7 @@ export class VectorDb implements VectorStore {
       this.searchCache.set(q.scopes.length, stmt);
     }
     // The same parameters the lexical statement binds for ELIGIBLE.
-    const params: Record<string, unknown> = {
-      e: key,
-      q: toBlob(query),
-      k: q.knownAt ?? FAR_FUTURE,
-      t: q.asOf,
-      far: FAR_FUTURE,
-      incq: q.includeQuarantined ? 1 : 0,
-      mintrust: trustRank(q.minTrust),
-      limit,
-    };
-    q.scopes.forEach((s, i) => (params[`s${i}`] = s));
+    const params = eligibilityParams(q, { e: key, q: toBlob(query), limit });
     let rows: VecRow[] = [];
     for (const factor of INNER_TIERS) {
       const inner = factor === Infinity ? -1 : Math.max(limit * factor, 64);

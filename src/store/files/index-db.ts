@@ -13,7 +13,18 @@ import { TRUST_LEVELS, trustRank, type RevisionView } from '../../core/types.js'
 import type { HitHead, InjectQuery, SearchHit } from '../port.js';
 import { openDatabase } from './sqlite.js';
 
-const SCHEMA_VERSION = '1';
+// 2: rev.w (the weight, copied from the weight table) and the rev_inject indexes.
+const SCHEMA_VERSION = '2';
+
+/**
+ * The conditions of injection that never change while a row stands (a partial index's WHERE
+ * must be implied word for word by the query that uses it: injectCandidates repeats it).
+ */
+const INJECTABLE = `is_current = 1 AND status = 'active' AND lineage_end_at IS NULL
+  AND quarantine IS NULL AND review = 'none'`;
+
+/** The tables DDL creates, dropped when an index of an older schema is opened. */
+const TABLES = ['fts_vocab', 'fts', 'rev', 'meta', 'idem', 'weight', 'fresh'];
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);
@@ -23,11 +34,15 @@ CREATE TABLE IF NOT EXISTS rev(
   slug TEXT NOT NULL, status TEXT NOT NULL, trust_rank INTEGER NOT NULL, quarantine TEXT,
   review TEXT NOT NULL, valid_from TEXT NOT NULL, valid_to TEXT, valid_to_eff TEXT,
   recorded_at TEXT NOT NULL, retired_at TEXT, retire_kind TEXT, lineage_end_at TEXT,
-  is_current INTEGER NOT NULL, doc TEXT NOT NULL,
+  is_current INTEGER NOT NULL, doc TEXT NOT NULL, w REAL NOT NULL DEFAULT 1,
   UNIQUE(id, rev)
 );
 CREATE INDEX IF NOT EXISTS rev_live ON rev(scope, type, slug) WHERE is_current = 1 AND status = 'active';
 CREATE INDEX IF NOT EXISTS rev_current ON rev(scope) WHERE is_current = 1;
+CREATE INDEX IF NOT EXISTS rev_inject ON rev(scope, w DESC, trust_rank DESC, recorded_at DESC, id)
+  WHERE ${INJECTABLE};
+CREATE INDEX IF NOT EXISTS rev_inject_type
+  ON rev(scope, type, w DESC, trust_rank DESC, recorded_at DESC, id) WHERE ${INJECTABLE};
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
   abstract, body, extra, tokenize = 'porter unicode61 remove_diacritics 2'
 );
@@ -112,7 +127,12 @@ export class IndexDb {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 10000');
-    this.db.exec(DDL);
+    this.db
+      .transaction(() => {
+        if (this.olderSchema()) for (const t of TABLES) this.db.exec(`DROP TABLE IF EXISTS ${t}`);
+        this.db.exec(DDL);
+      })
+      .immediate();
     this.stmts = {
       getMeta: this.db.prepare<[string], { v: string }>('SELECT v FROM meta WHERE k = ?'),
       setMeta: this.db.prepare(
@@ -124,9 +144,9 @@ export class IndexDb {
       insRev: this.db
         .prepare(`INSERT INTO rev(id, rev, scope, type, slug, status, trust_rank, quarantine,
         review, valid_from, valid_to, valid_to_eff, recorded_at, retired_at, retire_kind, lineage_end_at,
-        is_current, doc) VALUES (@id, @rev, @scope, @type, @slug, @status, @trust_rank, @quarantine,
+        is_current, doc, w) VALUES (@id, @rev, @scope, @type, @slug, @status, @trust_rank, @quarantine,
         @review, @valid_from, @valid_to, @valid_to_eff, @recorded_at, @retired_at, @retire_kind,
-        @lineage_end_at, @is_current, @doc)`),
+        @lineage_end_at, @is_current, @doc, COALESCE((SELECT w FROM weight WHERE id = @id), 1))`),
       insFts: this.db.prepare('INSERT INTO fts(rowid, abstract, body, extra) VALUES (?, ?, ?, ?)'),
       lineage: this.db.prepare<[string], { doc: string }>(
         'SELECT doc FROM rev WHERE id = ? ORDER BY rev',
@@ -137,6 +157,17 @@ export class IndexDb {
       idemGet: this.db.prepare<[string], { entry: string }>('SELECT entry FROM idem WHERE key = ?'),
       idemPut: this.db.prepare('INSERT OR REPLACE INTO idem(key, entry) VALUES (?, ?)'),
     };
+  }
+
+  /** An index written by an older schema: a cache, so it is dropped and rebuilt from files. */
+  private olderSchema(): boolean {
+    const meta = this.db
+      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
+      .get();
+    if (!meta) return false;
+    const row = this.db.prepare("SELECT v FROM meta WHERE k = 'schema'").get() as
+      { v: string } | undefined;
+    return row !== undefined && row.v !== SCHEMA_VERSION;
   }
 
   getMeta(k: string): string | null {
@@ -430,47 +461,50 @@ export class IndexDb {
 
   injectCandidates(q: InjectQuery): SearchHit[] {
     if (q.scopes.length === 0) return [];
-    const params: Record<string, unknown> = { now: q.now, far: FAR_FUTURE, limit: q.limit };
-    const list = (name: string, values: string[]) =>
-      values
-        .map((v, i) => {
-          params[`${name}${i}`] = v;
-          return `@${name}${i}`;
-        })
-        .join(', ');
+    const rows = sqlLimit(q.limit);
+    const params: Record<string, unknown> = { now: q.now, far: FAR_FUTURE };
+    const names = (name: string, values: readonly string[]) =>
+      values.map((v, i) => {
+        params[`${name}${i}`] = v;
+        return `@${name}${i}`;
+      });
     const where = [
-      `r.scope IN (${list('s', q.scopes)})`,
-      "r.is_current = 1 AND r.status = 'active' AND r.lineage_end_at IS NULL",
-      'r.valid_from <= @now AND COALESCE(r.valid_to, @far) > @now',
-      "r.quarantine IS NULL AND r.review = 'none' AND r.trust_rank >= 1",
+      INJECTABLE,
+      'valid_from <= @now AND COALESCE(valid_to, @far) > @now AND trust_rank >= 1',
       // Drifted or missing sources are withheld inside the query (their journaled freshness).
-      "NOT EXISTS (SELECT 1 FROM fresh f WHERE f.id = r.id AND f.state IN ('drifted', 'missing'))",
+      "NOT EXISTS (SELECT 1 FROM fresh f WHERE f.id = rev.id AND f.state IN ('drifted', 'missing'))",
     ];
-    if (q.types && q.types.length > 0) {
-      const byType = `r.type IN (${list('t', q.types)})`;
-      if (q.sourcePath !== undefined) {
-        params.src = q.sourcePath;
-        where.push(`(${byType} OR json_extract(r.doc, '$.source.path') = @src)`);
-      } else where.push(byType);
-    }
     if (q.excludeTypes && q.excludeTypes.length > 0)
-      where.push(`r.type NOT IN (${list('x', q.excludeTypes)})`);
-    // Ranked without the documents, which are read only for the rows kept: sorting every
-    // candidate's document is what made this query grow with the store.
-    const rows = this.db
+      where.push(`type NOT IN (${names('x', q.excludeTypes).join(', ')})`);
+    const ORDER = 'w DESC, trust_rank DESC, recorded_at DESC, id ASC';
+    const branch = (index: string, conds: string[]) =>
+      `SELECT * FROM (SELECT rowid AS rid, w, trust_rank, recorded_at, id FROM rev
+       INDEXED BY ${index} WHERE ${[...conds, ...where].join(' AND ')}
+       ORDER BY ${ORDER} LIMIT ${rows})`;
+    // Each branch walks an index in weight order and stops at the LIMIT, so the cost follows
+    // the block's size, not the store's; the union is merged in the same order.
+    const scopes = names('s', q.scopes);
+    const types = q.types && q.types.length > 0 ? names('t', q.types) : null;
+    let branches: string[];
+    if (types && q.sourcePath !== undefined) {
+      params.src = q.sourcePath;
+      const bound = `(type IN (${types.join(', ')}) OR json_extract(doc, '$.source.path') = @src)`;
+      branches = scopes.map((s) => branch('rev_inject', [`scope = ${s}`, bound]));
+    } else if (types) {
+      branches = scopes.flatMap((s) =>
+        types.map((t) => branch('rev_inject_type', [`scope = ${s}`, `type = ${t}`])),
+      );
+    } else branches = scopes.map((s) => branch('rev_inject', [`scope = ${s}`]));
+    const picked = this.db
       .prepare(
         `SELECT ${hitColumns('r', '0')}
-         FROM (
-           SELECT r.rowid AS rid FROM rev r LEFT JOIN weight w ON w.id = r.id
-           WHERE ${where.join(' AND ')}
-           ORDER BY COALESCE(w.w, 1) DESC, r.trust_rank DESC, r.recorded_at DESC, r.id ASC
-           LIMIT @limit
-         ) k JOIN rev r ON r.rowid = k.rid LEFT JOIN weight w ON w.id = r.id
-         ORDER BY COALESCE(w.w, 1) DESC, r.trust_rank DESC, r.recorded_at DESC, r.id ASC`,
+         FROM (${branches.join(' UNION ALL ')}) k
+         JOIN rev r ON r.rowid = k.rid LEFT JOIN weight w ON w.id = r.id
+         ORDER BY k.w DESC, k.trust_rank DESC, k.recorded_at DESC, k.id ASC LIMIT ${rows}`,
       )
       .raw(true)
       .all(params) as HitRow[];
-    return rows.map(toHit);
+    return picked.map(toHit);
   }
 
   /** Journal effects the index mirrors: idempotency keys and journaled freshness. */
@@ -529,6 +563,13 @@ export class IndexDb {
         .run(...scopes);
       const ins = this.db.prepare('INSERT OR REPLACE INTO weight(id, w) VALUES (?, ?)');
       for (const [id, w] of weights) ins.run(id, w);
+      // rev.w mirrors the weight table, so injection can read rows in weight order by index.
+      this.db
+        .prepare(
+          `UPDATE rev SET w = COALESCE((SELECT w FROM weight WHERE weight.id = rev.id), 1)
+           WHERE scope IN (${placeholders})`,
+        )
+        .run(...scopes);
     });
   }
 

@@ -127,6 +127,7 @@ export class IndexDb {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 10000');
+    this.db.pragma('mmap_size = 1073741824');
     this.db
       .transaction(() => {
         if (this.olderSchema()) for (const t of TABLES) this.db.exec(`DROP TABLE IF EXISTS ${t}`);

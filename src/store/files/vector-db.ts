@@ -5,6 +5,7 @@
 // Revisions are immutable, so rows keyed by (id, rev) stay right across index rebuilds (which
 // leave this table alone); the text hash lets rebuild drop a stale row and reuse a vector for an
 // identical text without asking the model again. sqlite-vec is loaded only here, on first use.
+import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
 import { MnemeError } from '../../core/errors.js';
 import type { Eligibility } from '../../core/eligibility.js';
@@ -39,7 +40,8 @@ const fullKey = (key: string, scopes: string[]) => `vec_full:${key}:${scopes.joi
 
 export async function loadSqliteVec(db: Database.Database): Promise<string> {
   try {
-    const sqliteVec = await import('sqlite-vec');
+    // require, not import(): the bundle runs without a dynamic-import loader (bin/mneme.js).
+    const sqliteVec = createRequire(import.meta.url)('sqlite-vec') as typeof import('sqlite-vec');
     sqliteVec.load(db);
     return (db.prepare('SELECT vec_version() AS v').get() as { v: string }).v;
   } catch (e) {

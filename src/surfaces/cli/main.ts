@@ -1,6 +1,8 @@
-// Entry point of the `mneme` binary. Hooks and plain recalls take the fast dispatch (fast.ts);
-// every other command loads the full commander CLI.
+// Entry point of the `mneme` binary (bundled into dist/mneme.cjs, which bin/mneme.js loads).
+// Hooks and plain recalls take the fast dispatch (fast.ts); every other command loads the full
+// commander CLI.
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import { runFast } from './fast.js';
 import type { Io } from './shared.js';
 
@@ -10,7 +12,10 @@ let muted = false;
 /** One answer from the terminal; a secret answer is not echoed. */
 const ask = async (question: string, opts: { secret?: boolean } = {}) => {
   if (!rl) {
-    const readline = await import('node:readline');
+    // require, not import(): the bundle runs without a dynamic-import loader (bin/mneme.js).
+    const readline = createRequire(import.meta.url)(
+      'node:readline',
+    ) as typeof import('node:readline');
     rl = readline.createInterface({
       input: process.stdin,
       output: process.stdout,
@@ -49,27 +54,33 @@ function writeStdout(s: string): void {
   }
 }
 
-const argv = process.argv.slice(2);
-const io: Io = {
-  stdout: (s) => process.stdout.write(s),
-  stderr: (s) => process.stderr.write(s),
-  env: process.env,
-  cwd: process.cwd(),
-  // A getter: touching process.stdin sets up a stream, which a recall has no use for.
-  get tty() {
-    return { stdin: process.stdin.isTTY === true, stdout: process.stdout.isTTY === true };
-  },
-  ask,
-};
-let code = await runFast(argv, {
-  stdout: writeStdout,
-  stderr: io.stderr,
-  env: io.env,
-  cwd: io.cwd,
-});
-if (code === null) {
-  const { run } = await import('./run.js');
-  code = await run(argv, io);
+async function main(argv: string[]): Promise<number> {
+  const io: Io = {
+    stdout: (s) => process.stdout.write(s),
+    stderr: (s) => process.stderr.write(s),
+    env: process.env,
+    cwd: process.cwd(),
+    // A getter: touching process.stdin sets up a stream, which a recall has no use for.
+    get tty() {
+      return { stdin: process.stdin.isTTY === true, stdout: process.stdout.isTTY === true };
+    },
+    ask,
+  };
+  let code = await runFast(argv, {
+    stdout: writeStdout,
+    stderr: io.stderr,
+    env: io.env,
+    cwd: io.cwd,
+  });
+  if (code === null) {
+    const { run } = await import('./run.js');
+    code = await run(argv, io);
+  }
+  rl?.close();
+  return code;
 }
-rl?.close();
-process.exitCode = code;
+
+// No top-level await: this module is also the entry of the CommonJS bundle (scripts/bundle.mjs).
+void main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});

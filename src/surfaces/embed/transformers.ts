@@ -1,6 +1,7 @@
 // A local transformers.js model directory the user provides. The package is not a dependency of
 // mneme: it is imported only when this embedder is chosen, with remote models disabled, so
 // nothing is ever downloaded at run time. Mean-pooled, normalised sentence embeddings.
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Embedder } from '../../core/embed.js';
 import { MnemeError } from '../../core/errors.js';
@@ -23,7 +24,8 @@ export function transformersEmbedder(o: { dir: string; dim?: number }): Embedder
   const load = async (): Promise<Extractor> => {
     let mod: TransformersModule;
     try {
-      mod = (await import(PACKAGE)) as TransformersModule;
+      // require (which loads an ES module too): the bundle has no dynamic-import loader.
+      mod = createRequire(import.meta.url)(PACKAGE) as TransformersModule;
     } catch {
       throw new MnemeError(
         'refused',

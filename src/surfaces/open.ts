@@ -26,6 +26,8 @@ export interface OpenOptions {
   env?: NodeJS.ProcessEnv;
   /** The vector arm's embedder (default $MNEME_EMBEDDER; off when neither is set). */
   embedder?: string;
+  /** Refuse (code `locked`) instead of rebuilding the whole index inline: for hooks. */
+  deferRebuild?: boolean;
 }
 
 export function storeHome(opts: { store?: string; env?: NodeJS.ProcessEnv }): string {
@@ -56,6 +58,7 @@ export async function openStore(opts: OpenOptions = {}): Promise<Store> {
     durable: env.MNEME_DURABLE !== '0',
     // How long a writer waits for the store lock before a clear `locked` error (default 10 s).
     ...(Number.isInteger(lockTimeout) && lockTimeout > 0 ? { lockTimeoutMs: lockTimeout } : {}),
+    ...(opts.deferRebuild ? { deferFullRebuild: true } : {}),
   });
 }
 

@@ -44,6 +44,11 @@ export interface FileStoreOptions {
   lockTimeoutMs?: number;
   /** Test hook: called at named points inside a commit and per lineage in a rebuild (fault injection). */
   faultPoint?: (name: string) => void;
+  /**
+   * A short-lived agent process (a hook) must not hold the agent up rebuilding the whole index:
+   * when open would need a full rebuild it refuses with `locked` (details.rebuild = 'needed').
+   */
+  deferFullRebuild?: boolean;
 }
 
 interface Intent {
@@ -66,6 +71,7 @@ export class FileStore implements Store {
   private readonly durable: boolean;
   private readonly lockTimeoutMs: number;
   private readonly fault: (name: string) => void;
+  private readonly deferFullRebuild: boolean;
   private locked = false;
 
   private constructor(root: string, opts: FileStoreOptions) {
@@ -73,6 +79,7 @@ export class FileStore implements Store {
     this.durable = opts.durable ?? true;
     this.lockTimeoutMs = opts.lockTimeoutMs ?? 10_000;
     this.fault = opts.faultPoint ?? (() => {});
+    this.deferFullRebuild = opts.deferFullRebuild ?? false;
     for (const d of [
       this.layout.memoriesDir,
       this.layout.historyDir,
@@ -136,7 +143,21 @@ export class FileStore implements Store {
   }
 
   private async recoverIfNeeded(): Promise<void> {
-    if (this.needsRecovery()) await this.withWriteLock(async () => {});
+    if (!this.needsRecovery()) return;
+    if (this.deferFullRebuild && this.needsFullRebuild()) {
+      this.index.close();
+      throw new MnemeError('locked', 'the index must be rebuilt from the files first', {
+        hint: 'run `mneme rebuild` (a hook starts it in the background and injects again once it is done)',
+        details: { rebuild: 'needed' },
+      });
+    }
+    await this.withWriteLock(async () => {});
+  }
+
+  /** An index of an older schema, or one ahead of the journal, is rebuilt whole (when not empty). */
+  private needsFullRebuild(): boolean {
+    const head = this.journalFiles.head().seq;
+    return head > 0 && (!this.index.schemaOk || this.index.journalSeq > head);
   }
 
   /** Runs under the lock before every write: finishes or undoes a crashed commit. */

@@ -18,7 +18,8 @@ export interface HookRecord {
     | 'coalesced'
     | 'distilled'
     | 'error'
-    | 'timeout';
+    | 'timeout'
+    | 'rebuilding';
   detail?: Record<string, unknown>;
   error?: string;
   pid?: number;

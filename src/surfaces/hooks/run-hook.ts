@@ -6,6 +6,7 @@ import path from 'node:path';
 import { citedIds } from '../../core/citation.js';
 import { autoInjectable, orderEntries, renderInjection } from '../../core/inject.js';
 import { messageOf, safeSessionName, type Host } from '../../core/transcript.js';
+import { MnemeError } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
 import { fileBlock, sessionStartBlock, type InjectOptions } from '../../engine/inject.js';
 import { SessionFiles } from '../../store/files/session-files.js';
@@ -70,7 +71,8 @@ export async function runHook(r: HookRun): Promise<{ stdout: string; record: Hoo
       rec.session = payload.sessionId;
       const cwd = usableDir(payload.cwd) ?? r.cwd;
       const binding = bindProject(cwd);
-      engine = await openEngine({ store: r.store, env: r.env, binding, cwd, surface: 'agent' });
+      engine = await openIndexed(r, root, binding, cwd, rec);
+      if (!engine) return { stdout: '', record: finish(rec, started, root) };
       const sessions = new SessionFiles(root);
       const ref: SessionRef | null = payload.sessionId
         ? { host: r.host, session: safeSessionName(payload.sessionId) }
@@ -97,9 +99,52 @@ export async function runHook(r: HookRun): Promise<{ stdout: string; record: Hoo
   } finally {
     if (engine) await engine.close().catch(() => {});
   }
+  return { stdout, record: finish(rec, started, root) };
+}
+
+function finish(rec: HookRecord, started: bigint, root: string): HookRecord {
   rec.ms = Number((process.hrtime.bigint() - started) / 1_000_000n);
   appendHookLog(root, rec);
-  return { stdout, record: rec };
+  return rec;
+}
+
+/**
+ * The engine, or null when the index must first be rebuilt whole (an index of an older schema,
+ * after an upgrade): that can take seconds, so the hook starts one detached `mneme rebuild`,
+ * injects nothing this time, and says so in the log.
+ */
+async function openIndexed(
+  r: HookRun,
+  root: string,
+  binding: ReturnType<typeof bindProject>,
+  cwd: string,
+  rec: HookRecord,
+): Promise<Engine | null> {
+  try {
+    const opts = { store: r.store, env: r.env, binding, cwd, surface: 'agent' as const };
+    return await openEngine({ ...opts, deferRebuild: true });
+  } catch (e) {
+    if (!(e instanceof MnemeError) || e.details?.rebuild !== 'needed') throw e;
+    const { lockHolder, spawnDistiller } = await import('./single-flight.js');
+    const flight = { lock: path.join(root, '.state', 'rebuild.pid'), pending: '' };
+    const running = lockHolder(flight);
+    let pid = running;
+    if (running === null) {
+      pid = spawnDistiller([...(r.store ? ['--store', r.store] : []), 'rebuild'], cwd, r.env);
+      if (pid !== null) fs.writeFileSync(flight.lock, String(pid));
+    }
+    rec.outcome = 'rebuilding';
+    rec.detail = {
+      index: 'needs a full rebuild; nothing injected until it is done',
+      rebuild:
+        running !== null
+          ? `running, pid ${running}`
+          : pid
+            ? `started pid ${pid}`
+            : 'could not start',
+    };
+    return null;
+  }
 }
 
 interface Ctx {

@@ -27,7 +27,7 @@ const result = await build({
   external: [...external, '@huggingface/transformers'],
   // import.meta.url in a CommonJS bundle: the bundle's own URL (package root is found from it).
   define: { 'import.meta.url': 'import_meta_url' },
-  banner: { js: 'const import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
+  inject: [path.join(root, 'scripts/import-meta-url.mjs')],
   logLevel: 'warning',
   write: false,
 });

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { SchemaRegistry } from '../src/core/schema.js';
 import { Engine } from '../src/engine/engine.js';
-import { sessionStartBlock } from '../src/engine/inject.js';
+import { fileBlock, sessionStartBlock } from '../src/engine/inject.js';
 import { FileStore } from '../src/store/files/file-store.js';
 import { projectFiles } from '../src/surfaces/source-files.js';
 import { AGENT, HUMAN, PROJECT_A, cli, gitRepo, testClock, tmpDir } from './helpers.js';
@@ -115,6 +115,32 @@ describe('source binding and drift', () => {
     assert.equal(h.revisions[1]!.op, 'revalidate');
     assert.deepEqual((await inject()).sort(), [a.id, b.id].sort());
     assert.equal((await freshness('charging amount'))[a.id], 'fresh');
+  });
+
+  it('before an edit: the memories bound to that file and the constraints whose globs match it, no others', async () => {
+    const { repo, e, remember } = await fixture();
+    const pay = await remember('Charging doubles the amount', 'src/pay.ts#charge');
+    const ship = await remember('Shipping route is north', 'src/ship.ts');
+    const rule = async (abstract: string, applies_to?: string[]) =>
+      (
+        await e.apply(
+          [{ op: 'remember', type: 'constraint', abstract, ...(applies_to ? { applies_to } : {}) }],
+          AGENT,
+        )
+      )[0]!;
+    const src = await rule('Source files are strict TypeScript', ['src/**']);
+    const docs = await rule('Docs are written in British English', ['docs/**']);
+    const everywhere = await rule('Commits are signed');
+    const opts = {
+      projectRoot: repo,
+      readFile: (p: string) => (fs.existsSync(p) ? fs.readFileSync(p) : null),
+      logUsage: false,
+    };
+    const ids = (await fileBlock(e.ctx, 'src/pay.ts', opts)).ids;
+    assert.deepEqual([...ids].sort(), [pay.id, src.id].sort());
+    for (const other of [ship.id, docs.id, everywhere.id]) assert.ok(!ids.includes(other));
+    const forShip = (await fileBlock(e.ctx, 'src/ship.ts', opts)).ids;
+    assert.deepEqual([...forShip].sort(), [ship.id, src.id].sort());
   });
 
   it('deleting the source reaches every memory derived from it; a sibling from another file stays', async () => {

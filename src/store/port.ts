@@ -100,7 +100,10 @@ export interface InjectQuery {
   limit: number;
   /** Only these types… */
   types?: string[];
-  /** …or (with types) memories bound to this source path. */
+  /**
+   * …or, for a file about to be edited: memories bound to this source path, and memories of
+   * `types` that carry applies_to globs (the caller matches the globs).
+   */
   sourcePath?: string;
   excludeTypes?: string[];
 }

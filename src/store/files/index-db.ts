@@ -13,7 +13,8 @@ import { TRUST_LEVELS, trustRank, type RevisionView } from '../../core/types.js'
 import type { HitHead, InjectQuery, SearchHit } from '../port.js';
 import { openDatabase } from './sqlite.js';
 
-// 2: rev.w (the weight, copied from the weight table) and the rev_inject indexes.
+// 2: rev.w (the weight, copied from the weight table), rev.source_path and rev.applies, and the
+// indexes injection reads through.
 const SCHEMA_VERSION = '2';
 
 /**
@@ -22,6 +23,9 @@ const SCHEMA_VERSION = '2';
  */
 const INJECTABLE = `is_current = 1 AND status = 'active' AND lineage_end_at IS NULL
   AND quarantine IS NULL AND review = 'none'`;
+
+/** Rows a pre-edit block can hold: bound to a file, or carrying applies_to globs. */
+const FILE_BOUND = '(source_path IS NOT NULL OR applies = 1)';
 
 /** The tables DDL creates, dropped when an index of an older schema is opened. */
 const TABLES = ['fts_vocab', 'fts', 'rev', 'meta', 'idem', 'weight', 'fresh'];
@@ -35,6 +39,7 @@ CREATE TABLE IF NOT EXISTS rev(
   review TEXT NOT NULL, valid_from TEXT NOT NULL, valid_to TEXT, valid_to_eff TEXT,
   recorded_at TEXT NOT NULL, retired_at TEXT, retire_kind TEXT, lineage_end_at TEXT,
   is_current INTEGER NOT NULL, doc TEXT NOT NULL, w REAL NOT NULL DEFAULT 1,
+  source_path TEXT, applies INTEGER NOT NULL DEFAULT 0,
   UNIQUE(id, rev)
 );
 CREATE INDEX IF NOT EXISTS rev_live ON rev(scope, type, slug) WHERE is_current = 1 AND status = 'active';
@@ -43,6 +48,8 @@ CREATE INDEX IF NOT EXISTS rev_inject ON rev(scope, w DESC, trust_rank DESC, rec
   WHERE ${INJECTABLE};
 CREATE INDEX IF NOT EXISTS rev_inject_type
   ON rev(scope, type, w DESC, trust_rank DESC, recorded_at DESC, id) WHERE ${INJECTABLE};
+CREATE INDEX IF NOT EXISTS rev_inject_file ON rev(scope, source_path)
+  WHERE ${INJECTABLE} AND ${FILE_BOUND};
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
   abstract, body, extra, tokenize = 'porter unicode61 remove_diacritics 2'
 );
@@ -145,9 +152,10 @@ export class IndexDb {
       insRev: this.db
         .prepare(`INSERT INTO rev(id, rev, scope, type, slug, status, trust_rank, quarantine,
         review, valid_from, valid_to, valid_to_eff, recorded_at, retired_at, retire_kind, lineage_end_at,
-        is_current, doc, w) VALUES (@id, @rev, @scope, @type, @slug, @status, @trust_rank, @quarantine,
-        @review, @valid_from, @valid_to, @valid_to_eff, @recorded_at, @retired_at, @retire_kind,
-        @lineage_end_at, @is_current, @doc, COALESCE((SELECT w FROM weight WHERE id = @id), 1))`),
+        is_current, doc, source_path, applies, w) VALUES (@id, @rev, @scope, @type, @slug, @status,
+        @trust_rank, @quarantine, @review, @valid_from, @valid_to, @valid_to_eff, @recorded_at,
+        @retired_at, @retire_kind, @lineage_end_at, @is_current, @doc, @source_path, @applies,
+        COALESCE((SELECT w FROM weight WHERE id = @id), 1))`),
       insFts: this.db.prepare('INSERT INTO fts(rowid, abstract, body, extra) VALUES (?, ?, ?, ?)'),
       lineage: this.db.prepare<[string], { doc: string }>(
         'SELECT doc FROM rev WHERE id = ? ORDER BY rev',
@@ -215,6 +223,12 @@ export class IndexDb {
         lineage_end_at: v.lineage_end_at,
         is_current: v.current ? 1 : 0,
         doc: JSON.stringify(v),
+        source_path: v.source?.path ?? null,
+        // Only constraints and procedures are matched by their applies_to globs at pre-edit.
+        applies:
+          (v.type === 'constraint' || v.type === 'procedure') && (v.applies_to?.length ?? 0) > 0
+            ? 1
+            : 0,
       });
       const extra = [v.type, ...v.tags, ...Object.values(v.fields)].join(' ');
       this.stmts.insFts.run(
@@ -487,10 +501,17 @@ export class IndexDb {
     const scopes = names('s', q.scopes);
     const types = q.types && q.types.length > 0 ? names('t', q.types) : null;
     let branches: string[];
-    if (types && q.sourcePath !== undefined) {
+    if (q.sourcePath !== undefined) {
+      // Pre-edit: memories bound to the file, and those that carry applies_to globs (of `types`).
       params.src = q.sourcePath;
-      const bound = `(type IN (${types.join(', ')}) OR json_extract(doc, '$.source.path') = @src)`;
-      branches = scopes.map((s) => branch('rev_inject', [`scope = ${s}`, bound]));
+      const byType = types ? ` AND type IN (${types.join(', ')})` : '';
+      branches = scopes.map((s) =>
+        branch('rev_inject_file', [
+          `scope = ${s}`,
+          FILE_BOUND, // the partial index's own term, so the planner may use the index
+          `(source_path = @src OR (applies = 1${byType}))`,
+        ]),
+      );
     } else if (types) {
       branches = scopes.flatMap((s) =>
         types.map((t) => branch('rev_inject_type', [`scope = ${s}`, `type = ${t}`])),

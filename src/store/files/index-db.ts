@@ -613,9 +613,12 @@ export class IndexDb {
   weights(ids: string[]): Map<string, number> {
     const out = new Map<string, number>();
     if (ids.length === 0) return out;
-    const rows = this.db.prepare('SELECT id, w FROM weight').all() as { id: string; w: number }[];
-    const wanted = new Set(ids);
-    for (const r of rows) if (wanted.has(r.id)) out.set(r.id, r.w);
+    // By key: a pre-edit hook asks for a handful of ids, not for the whole table.
+    const stmt = this.db.prepare<[string], { w: number }>('SELECT w FROM weight WHERE id = ?');
+    for (const id of new Set(ids)) {
+      const row = stmt.get(id);
+      if (row) out.set(id, row.w);
+    }
     return out;
   }
 

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { feedbackTerms } from '../src/core/ranking.js';
 import {
   STOP_WORDS,
+  contentTerms,
   ftsMatchExpression,
   queryTerms,
   timeWindow,
@@ -42,4 +43,17 @@ test('proximity groups render as NEAR next to the plain terms', () => {
     '"red" OR "bicycle" OR "commute" OR NEAR("red" "bicycle", 5) OR NEAR("bicycle" "commute", 5)',
   );
   assert.equal(ftsMatchExpression(terms), '"red" OR "bicycle" OR "commute"');
+});
+
+test('a question is searched by what it is about, not by the shape of its answer', () => {
+  const words = contentTerms('How many different board games have I played in total?').map(
+    (t) => t.text,
+  );
+  assert.ok(words.includes('board') && words.includes('games') && words.includes('played'));
+  assert.ok(!words.includes('different') && !words.includes('total'));
+  // A query made only of framing words still searches them.
+  assert.deepEqual(
+    contentTerms('the total order').map((t) => t.text),
+    ['total', 'order'],
+  );
 });

@@ -59,6 +59,8 @@ export interface RankerOptions {
   /** Boost memories whose valid_from falls in the period the query names ("last week"). */
   temporal: boolean;
   temporalBoost: number;
+  /** Search the words a query is about: leave out its framing words (see FRAME_WORDS). */
+  frame: boolean;
 }
 
 export const DEFAULT_RANKER: RankerOptions = {
@@ -69,6 +71,7 @@ export const DEFAULT_RANKER: RankerOptions = {
   prfWeight: 0.3,
   temporal: true,
   temporalBoost: 0.5,
+  frame: true,
 };
 
 export function rankerOptions(over: Partial<RankerOptions> = {}): RankerOptions {

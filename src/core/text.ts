@@ -48,6 +48,22 @@ export function withProximity(terms: readonly QueryTerm[], span: number): QueryT
   return out;
 }
 
+// Words that shape a question's answer (a count, an order, a total) rather than name what it
+// is about: a memory of the things asked for seldom contains them ("in total", "from earliest to
+// latest", "how many different…"). General English; never tuned to a data set's questions.
+export const FRAME_WORDS = new Set(
+  'total overall altogether order ordered earliest latest different various number amount'.split(
+    /\s+/,
+  ),
+);
+
+/** The words a query is about: its search terms without framing words, unless none are left. */
+export function contentTerms(query: string): QueryTerm[] {
+  const all = queryTerms(query);
+  const terms = all.filter((t) => !FRAME_WORDS.has(t.text));
+  return terms.length > 0 ? terms : all;
+}
+
 /** Extracts search terms; falls back to stop words when the query is nothing but stop words. */
 export function queryTerms(query: string): QueryTerm[] {
   const out: QueryTerm[] = [];

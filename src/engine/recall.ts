@@ -17,11 +17,13 @@ import {
 import { handle } from '../core/revision.js';
 import {
   STOP_WORDS,
+  contentTerms,
   queryTerms,
   timeWindow,
   withProximity,
   wordTokens,
   type QueryTerm,
+  type TimeWindow,
 } from '../core/text.js';
 import type { SearchHit, VectorHit } from '../store/port.js';
 import { toIso } from '../core/time.js';
@@ -96,12 +98,12 @@ export async function recall(
     minTrust: opts.minTrust ?? 'untrusted',
     includeQuarantined: false,
   };
-  const terms = queryTerms(query);
+  const rk = rankerOptions(opts.ranker);
+  const terms = rk.frame ? contentTerms(query) : queryTerms(query);
   const pool = Math.max(50, limit * 5);
   const lexical = await lexicalHits(ctx, terms, eligibility, pool, {
-    ...rankerOptions(opts.ranker),
-    now,
-    query,
+    ...rk,
+    window: rk.temporal ? timeWindow(query, now) : null,
     want: limit,
   });
   // The vector arm (off by default): its eligible candidates fused with the lexical ones.
@@ -230,7 +232,7 @@ async function lexicalHits(
   terms: QueryTerm[],
   eligibility: Eligibility,
   pool: number,
-  rk: RankerOptions & { now: string; query: string; want: number },
+  rk: RankerOptions & { window: TimeWindow | null; want: number },
 ): Promise<SearchHit[]> {
   const searchTerms = rk.proximity > 0 ? withProximity(terms, rk.proximity) : terms;
   let hits = await ctx.store.search({
@@ -267,7 +269,7 @@ async function lexicalHits(
       hits = [...merged.values()];
     }
   }
-  const window = rk.temporal ? timeWindow(rk.query, rk.now) : null;
+  const window = rk.window;
   if (window) {
     hits = hits.map((h) =>
       h.head.valid_from >= window.from && h.head.valid_from <= window.to

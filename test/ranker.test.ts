@@ -1,7 +1,7 @@
 // The lexical ranker's pure parts: time windows named by queries, feedback terms, proximity.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { feedbackTerms } from '../src/core/ranking.js';
+import { feedbackTerms, momentSupport } from '../src/core/ranking.js';
 import {
   STOP_WORDS,
   contentTerms,
@@ -56,4 +56,27 @@ test('a question is searched by what it is about, not by the shape of its answer
     contentTerms('the total order').map((t) => t.text),
     ['total', 'order'],
   );
+});
+
+test('memories matched at the same moment support each other; a lone match gets no support', () => {
+  const day1 = '2023-05-01T10:00:00.000Z';
+  const day2 = '2023-05-02T10:00:00.000Z';
+  const cands = [
+    { id: 'a', validFrom: day1, relevance: 0.8 },
+    { id: 'b', validFrom: day1, relevance: 0.6 },
+    { id: 'c', validFrom: day2, relevance: 0.9 },
+  ];
+  const [a, b, c] = momentSupport(cands, 0.25);
+  assert.ok(a! > 0.8 && b! > 0.6, 'both memories of the shared moment gain');
+  assert.ok(a! > c!, 'the supported memory now outranks the lone, slightly better match');
+  assert.equal(c, 0.9);
+  // Two revisions of one memory are not two memories of the moment.
+  const revs = momentSupport(
+    [
+      { id: 'a', validFrom: day1, relevance: 0.8 },
+      { id: 'a', validFrom: day1, relevance: 0.5 },
+    ],
+    0.25,
+  );
+  assert.deepEqual(revs, [0.8, 0.5]);
 });

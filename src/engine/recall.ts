@@ -9,6 +9,7 @@ import {
 } from '../core/eligibility.js';
 import {
   feedbackTerms,
+  momentSupport,
   rankerOptions,
   scoreCandidate,
   type RankerOptions,
@@ -225,7 +226,8 @@ async function labelFreshness(
 /**
  * Lexical candidates with their relevance: BM25 over the query terms (plus proximity groups),
  * then optionally pseudo-relevance feedback (a second query of words the best matches share,
- * added at a lower weight) and a boost for memories dated in the period the query names.
+ * added at a lower weight), a boost for memories dated in the period the query names, and the
+ * support of other matching memories of the same moment.
  */
 async function lexicalHits(
   ctx: EngineContext,
@@ -276,6 +278,13 @@ async function lexicalHits(
         ? withRelevance(h, h.relevance * (1 + rk.temporalBoost))
         : h,
     );
+  }
+  if (rk.moment > 0 && hits.length > 1) {
+    const supported = momentSupport(
+      hits.map((h) => ({ id: h.head.id, validFrom: h.head.valid_from, relevance: h.relevance })),
+      rk.moment,
+    );
+    hits = hits.map((h, i) => (supported[i] === h.relevance ? h : withRelevance(h, supported[i]!)));
   }
   return hits;
 }

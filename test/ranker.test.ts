@@ -23,6 +23,9 @@ test('a query naming a period gets a window around it; one naming none gets null
   const past = timeWindow('trips in the past two months', now)!;
   assert.ok(past.from < '2023-05-01' && past.to > now);
   assert.equal(timeWindow('What degree did I graduate with?', now), null);
+  // "before today" bounds a span; it does not name today.
+  assert.ok(timeWindow('What did I eat today?', now));
+  assert.equal(timeWindow('Which airlines did I fly before today?', now), null);
 });
 
 test('feedback terms are words the best matches share, never the query or stop words', () => {
@@ -79,4 +82,17 @@ test('memories matched at the same moment support each other; a lone match gets 
     0.25,
   );
   assert.deepEqual(revs, [0.8, 0.5]);
+});
+
+test('a counted span of time is left to the time window, not searched as words', () => {
+  const words = contentTerms('Which museums did I visit in the past three months?').map(
+    (t) => t.text,
+  );
+  assert.ok(words.includes('museums') && words.includes('visit'));
+  assert.ok(!words.includes('three') && !words.includes('months') && !words.includes('past'));
+  assert.ok(timeWindow('Which museums did I visit in the past three months?', now));
+  // "last weekend" is how a memory of it may be worded: kept.
+  assert.ok(contentTerms('What did I bake last weekend?').some((t) => t.text === 'weekend'));
+  // A query that is nothing but a span still searches something.
+  assert.ok(contentTerms('What happened five days ago?').length > 0);
 });

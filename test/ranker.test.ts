@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { feedbackTerms, momentSupport } from '../src/core/ranking.js';
 import {
   STOP_WORDS,
+  asksForSeveral,
   contentTerms,
   ftsMatchExpression,
   queryTerms,
@@ -95,4 +96,12 @@ test('a counted span of time is left to the time window, not searched as words',
   assert.ok(contentTerms('What did I bake last weekend?').some((t) => t.text === 'weekend'));
   // A query that is nothing but a span still searches something.
   assert.ok(contentTerms('What happened five days ago?').length > 0);
+});
+
+test('a question that gathers several memories is told from one that one memory answers', () => {
+  assert.ok(asksForSeveral('How many concerts did I go to this year?'));
+  assert.ok(asksForSeveral('What is the order of the cities I visited?'));
+  assert.ok(asksForSeveral('How much did I spend on books in total?'));
+  assert.ok(!asksForSeveral('Which concert did I go to last Friday?'));
+  assert.ok(!asksForSeveral('What did I order at the ramen place?'));
 });

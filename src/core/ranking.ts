@@ -56,6 +56,8 @@ export interface RankerOptions {
   prfTerms: number;
   /** Weight of the feedback query's (max-normalised) score against the original's. */
   prfWeight: number;
+  /** The feedback weight for a question that gathers several memories (see asksForSeveral). */
+  prfGatherWeight: number;
   /** Boost memories whose valid_from falls in the period the query names ("last week"). */
   temporal: boolean;
   temporalBoost: number;
@@ -75,6 +77,7 @@ export const DEFAULT_RANKER: RankerOptions = {
   prfDocs: 3,
   prfTerms: 10,
   prfWeight: 0.3,
+  prfGatherWeight: 0.6,
   temporal: true,
   temporalBoost: 0.5,
   frame: true,

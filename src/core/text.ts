@@ -77,6 +77,18 @@ export function contentTerms(query: string): QueryTerm[] {
   return terms.length > 0 ? terms : queryTerms(query);
 }
 
+const SEVERAL =
+  /\b(?:how many|in total|total|altogether|combined|order of|all (?:the|of the|my)|every|each)\b/;
+
+/**
+ * Whether a question gathers several memories: a count ("how many"), a total, an order, "all
+ * the …". Its answer is spread over several events, so evidence shared between the best matches
+ * (feedback) is worth more than for a question one memory answers.
+ */
+export function asksForSeveral(query: string): boolean {
+  return SEVERAL.test(query.toLowerCase());
+}
+
 /** Extracts search terms; falls back to stop words when the query is nothing but stop words. */
 export function queryTerms(query: string): QueryTerm[] {
   const out: QueryTerm[] = [];

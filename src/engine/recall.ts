@@ -18,6 +18,7 @@ import {
 import { handle } from '../core/revision.js';
 import {
   STOP_WORDS,
+  asksForSeveral,
   contentTerms,
   queryTerms,
   timeWindow,
@@ -104,6 +105,7 @@ export async function recall(
   const pool = Math.max(50, limit * 5);
   const lexical = await lexicalHits(ctx, terms, eligibility, pool, {
     ...rk,
+    query,
     window: rk.temporal ? timeWindow(query, now) : null,
     want: limit,
   });
@@ -226,7 +228,7 @@ async function labelFreshness(
 /**
  * Lexical candidates with their relevance: BM25 over the query terms (plus proximity groups),
  * then optionally pseudo-relevance feedback (a second query of words the best matches share,
- * added at a lower weight), a boost for memories dated in the period the query names, and the
+ * added at a lower weight; at a higher one when the question gathers several memories), a boost for memories dated in the period the query names, and the
  * support of other matching memories of the same moment.
  */
 async function lexicalHits(
@@ -234,7 +236,7 @@ async function lexicalHits(
   terms: QueryTerm[],
   eligibility: Eligibility,
   pool: number,
-  rk: RankerOptions & { window: TimeWindow | null; want: number },
+  rk: RankerOptions & { query: string; window: TimeWindow | null; want: number },
 ): Promise<SearchHit[]> {
   const searchTerms = rk.proximity > 0 ? withProximity(terms, rk.proximity) : terms;
   let hits = await ctx.store.search({
@@ -244,6 +246,7 @@ async function lexicalHits(
     want: rk.want,
   });
   if (rk.prf && hits.length >= 2) {
+    const prfWeight = asksForSeveral(rk.query) ? rk.prfGatherWeight : rk.prfWeight;
     const top = hits
       .slice(0, rk.prfDocs)
       .map((h) => wordTokens(`${h.view.abstract}\n${h.view.body}`));
@@ -263,7 +266,7 @@ async function lexicalHits(
       const key = (h: SearchHit) => `${h.head.id}#${h.head.rev}`;
       for (const h of hits) merged.set(key(h), withRelevance(h, h.relevance / max1));
       for (const h of fb) {
-        const add = (rk.prfWeight * h.relevance) / max2;
+        const add = (prfWeight * h.relevance) / max2;
         const prior = merged.get(key(h));
         if (prior) prior.relevance += add;
         else merged.set(key(h), withRelevance(h, add));

@@ -55,6 +55,8 @@ test('a question is searched by what it is about, not by the shape of its answer
   );
   assert.ok(words.includes('board') && words.includes('games') && words.includes('played'));
   assert.ok(!words.includes('different') && !words.includes('total'));
+  const lately = contentTerms('Which podcast have I been listening to lately?').map((t) => t.text);
+  assert.ok(lately.includes('podcast') && !lately.includes('lately'));
   // A query made only of framing words still searches them.
   assert.deepEqual(
     contentTerms('the total order').map((t) => t.text),

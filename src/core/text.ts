@@ -50,9 +50,11 @@ export function withProximity(terms: readonly QueryTerm[], span: number): QueryT
 
 // Words that shape a question's answer (a count, an order, a total) rather than name what it
 // is about: a memory of the things asked for seldom contains them ("in total", "from earliest to
-// latest", "how many different…"). General English; never tuned to a data set's questions.
+// latest", "how many different…"). "lately" asks for recency, which the ranker's recency factor
+// and time windows carry; searched, its stem ("late") matches every "late" ("stayed up late").
+// General English; never tuned to a data set's questions.
 export const FRAME_WORDS = new Set(
-  'total overall altogether order ordered earliest latest different various number amount'.split(
+  'total overall altogether order ordered earliest latest different various number amount lately'.split(
     /\s+/,
   ),
 );

@@ -1,9 +1,11 @@
 // The lexical ranker's pure parts: time windows named by queries, feedback terms, proximity.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { feedbackTerms } from '../src/core/ranking.js';
+import { feedbackTerms, momentSupport } from '../src/core/ranking.js';
 import {
   STOP_WORDS,
+  asksForSeveral,
+  contentTerms,
   ftsMatchExpression,
   queryTerms,
   timeWindow,
@@ -22,6 +24,9 @@ test('a query naming a period gets a window around it; one naming none gets null
   const past = timeWindow('trips in the past two months', now)!;
   assert.ok(past.from < '2023-05-01' && past.to > now);
   assert.equal(timeWindow('What degree did I graduate with?', now), null);
+  // "before today" bounds a span; it does not name today.
+  assert.ok(timeWindow('What did I eat today?', now));
+  assert.equal(timeWindow('Which airlines did I fly before today?', now), null);
 });
 
 test('feedback terms are words the best matches share, never the query or stop words', () => {
@@ -42,4 +47,63 @@ test('proximity groups render as NEAR next to the plain terms', () => {
     '"red" OR "bicycle" OR "commute" OR NEAR("red" "bicycle", 5) OR NEAR("bicycle" "commute", 5)',
   );
   assert.equal(ftsMatchExpression(terms), '"red" OR "bicycle" OR "commute"');
+});
+
+test('a question is searched by what it is about, not by the shape of its answer', () => {
+  const words = contentTerms('How many different board games have I played in total?').map(
+    (t) => t.text,
+  );
+  assert.ok(words.includes('board') && words.includes('games') && words.includes('played'));
+  assert.ok(!words.includes('different') && !words.includes('total'));
+  const lately = contentTerms('Which podcast have I been listening to lately?').map((t) => t.text);
+  assert.ok(lately.includes('podcast') && !lately.includes('lately'));
+  // A query made only of framing words still searches them.
+  assert.deepEqual(
+    contentTerms('the total order').map((t) => t.text),
+    ['total', 'order'],
+  );
+});
+
+test('memories matched at the same moment support each other; a lone match gets no support', () => {
+  const day1 = '2023-05-01T10:00:00.000Z';
+  const day2 = '2023-05-02T10:00:00.000Z';
+  const cands = [
+    { id: 'a', validFrom: day1, relevance: 0.8 },
+    { id: 'b', validFrom: day1, relevance: 0.6 },
+    { id: 'c', validFrom: day2, relevance: 0.9 },
+  ];
+  const [a, b, c] = momentSupport(cands, 0.25);
+  assert.ok(a! > 0.8 && b! > 0.6, 'both memories of the shared moment gain');
+  assert.ok(a! > c!, 'the supported memory now outranks the lone, slightly better match');
+  assert.equal(c, 0.9);
+  // Two revisions of one memory are not two memories of the moment.
+  const revs = momentSupport(
+    [
+      { id: 'a', validFrom: day1, relevance: 0.8 },
+      { id: 'a', validFrom: day1, relevance: 0.5 },
+    ],
+    0.25,
+  );
+  assert.deepEqual(revs, [0.8, 0.5]);
+});
+
+test('a counted span of time is left to the time window, not searched as words', () => {
+  const words = contentTerms('Which museums did I visit in the past three months?').map(
+    (t) => t.text,
+  );
+  assert.ok(words.includes('museums') && words.includes('visit'));
+  assert.ok(!words.includes('three') && !words.includes('months') && !words.includes('past'));
+  assert.ok(timeWindow('Which museums did I visit in the past three months?', now));
+  // "last weekend" is how a memory of it may be worded: kept.
+  assert.ok(contentTerms('What did I bake last weekend?').some((t) => t.text === 'weekend'));
+  // A query that is nothing but a span still searches something.
+  assert.ok(contentTerms('What happened five days ago?').length > 0);
+});
+
+test('a question that gathers several memories is told from one that one memory answers', () => {
+  assert.ok(asksForSeveral('How many concerts did I go to this year?'));
+  assert.ok(asksForSeveral('What is the order of the cities I visited?'));
+  assert.ok(asksForSeveral('How much did I spend on books in total?'));
+  assert.ok(!asksForSeveral('Which concert did I go to last Friday?'));
+  assert.ok(!asksForSeveral('What did I order at the ramen place?'));
 });

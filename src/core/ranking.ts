@@ -56,9 +56,19 @@ export interface RankerOptions {
   prfTerms: number;
   /** Weight of the feedback query's (max-normalised) score against the original's. */
   prfWeight: number;
+  /** The feedback weight for a question that gathers several memories (see asksForSeveral). */
+  prfGatherWeight: number;
   /** Boost memories whose valid_from falls in the period the query names ("last week"). */
   temporal: boolean;
   temporalBoost: number;
+  /** Search the words a query is about: leave out its framing words (see FRAME_WORDS). */
+  frame: boolean;
+  /**
+   * Share of the support of a memory's moment added to its relevance: the other matching
+   * memories with the same valid_from (one event written as several memories), summed and
+   * divided by the square root of their number (0: off).
+   */
+  moment: number;
 }
 
 export const DEFAULT_RANKER: RankerOptions = {
@@ -67,8 +77,11 @@ export const DEFAULT_RANKER: RankerOptions = {
   prfDocs: 3,
   prfTerms: 10,
   prfWeight: 0.3,
+  prfGatherWeight: 0.6,
   temporal: true,
   temporalBoost: 0.5,
+  frame: true,
+  moment: 0.25,
 };
 
 export function rankerOptions(over: Partial<RankerOptions> = {}): RankerOptions {
@@ -99,4 +112,40 @@ export function feedbackTerms(
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
     .slice(0, max)
     .map(([w]) => w);
+}
+
+/** A candidate's memory, moment (valid_from) and relevance: what moment support needs. */
+export interface MomentCandidate {
+  id: string;
+  validFrom: string;
+  relevance: number;
+}
+
+/**
+ * Relevance with the support of the candidate's moment: `share` × the summed relevance of the
+ * other memories matched at the same valid_from, over the square root of their number. An
+ * event several of whose memories match the query is likelier the one asked about than an
+ * event with one incidental match; the square root keeps a long event's many weak matches from
+ * outweighing a strong one. Revisions of the candidate's own memory give it no support.
+ */
+export function momentSupport(cands: readonly MomentCandidate[], share: number): number[] {
+  // Per moment: each memory's best relevance.
+  const byMoment = new Map<string, Map<string, number>>();
+  for (const c of cands) {
+    let m = byMoment.get(c.validFrom);
+    if (!m) byMoment.set(c.validFrom, (m = new Map()));
+    m.set(c.id, Math.max(m.get(c.id) ?? 0, c.relevance));
+  }
+  const totals = new Map<string, { sum: number; n: number }>();
+  for (const [moment, m] of byMoment) {
+    let sum = 0;
+    for (const r of m.values()) sum += r;
+    totals.set(moment, { sum, n: m.size });
+  }
+  return cands.map((c) => {
+    const t = totals.get(c.validFrom)!;
+    if (t.n < 2) return c.relevance;
+    const others = t.sum - byMoment.get(c.validFrom)!.get(c.id)!;
+    return c.relevance + (share * others) / Math.sqrt(t.n - 1);
+  });
 }

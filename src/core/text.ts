@@ -48,6 +48,49 @@ export function withProximity(terms: readonly QueryTerm[], span: number): QueryT
   return out;
 }
 
+// Words that shape a question's answer (a count, an order, a total) rather than name what it
+// is about: a memory of the things asked for seldom contains them ("in total", "from earliest to
+// latest", "how many different…"). "lately" asks for recency, which the ranker's recency factor
+// and time windows carry; searched, its stem ("late") matches every "late" ("stayed up late").
+// General English; never tuned to a data set's questions.
+export const FRAME_WORDS = new Set(
+  'total overall altogether order ordered earliest latest different various number amount lately'.split(
+    /\s+/,
+  ),
+);
+
+const COUNT =
+  '\\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|couple of|few|several';
+// Counted spans of time ("five days ago", "in the past three months") and bounds ("before
+// today"): the memory of the event says "today" or names a date, never the span from now, so
+// the span's words only match memories that happen to use them. The time window still applies.
+const COUNTED_SPANS = new RegExp(
+  `\\b(?:(?:${COUNT})\\s+(?:day|week|month|year)s?\\s+ago|(?:past|last|previous)\\s+(?:${COUNT})\\s+(?:day|week|month|year)s?|(?:before|until|till|prior to|up to)\\s+(?:today|now))\\b`,
+  'g',
+);
+
+/**
+ * The words a query is about: its search terms without counted spans of time and framing
+ * words; the plain search terms when nothing else would be left.
+ */
+export function contentTerms(query: string): QueryTerm[] {
+  const rest = query.toLowerCase().replace(COUNTED_SPANS, ' ');
+  const terms = queryTerms(rest).filter((t) => !FRAME_WORDS.has(t.text) && !STOP_WORDS.has(t.text));
+  return terms.length > 0 ? terms : queryTerms(query);
+}
+
+const SEVERAL =
+  /\b(?:how many|in total|total|altogether|combined|order of|all (?:the|of the|my)|every|each)\b/;
+
+/**
+ * Whether a question gathers several memories: a count ("how many"), a total, an order, "all
+ * the …". Its answer is spread over several events, so evidence shared between the best matches
+ * (feedback) is worth more than for a question one memory answers.
+ */
+export function asksForSeveral(query: string): boolean {
+  return SEVERAL.test(query.toLowerCase());
+}
+
 /** Extracts search terms; falls back to stop words when the query is nothing but stop words. */
 export function queryTerms(query: string): QueryTerm[] {
   const out: QueryTerm[] = [];
@@ -177,7 +220,9 @@ export function timeWindow(query: string, now: string): TimeWindow | null {
     return win(t - n * UNIT_DAYS[m[2]!]! * DAY - DAY, t + DAY);
   }
   if (/\byesterday\b/.test(q)) return win(t - 2 * DAY, t);
-  if (/\b(?:today|tonight|this morning)\b/.test(q)) return win(t - DAY, t + DAY);
+  // "before today" / "until today" bound a span that ends now; they do not name today.
+  if (/(?<!\b(?:before|until|till|prior to|up to)\s+)\b(?:today|tonight|this morning)\b/.test(q))
+    return win(t - DAY, t + DAY);
   m = /\b(?:last|past|previous|this)\s+(week|month|year|weekend)\b/.exec(q);
   if (m) {
     const d = m[1] === 'weekend' ? 7 : UNIT_DAYS[m[1]!]!;

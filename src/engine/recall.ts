@@ -9,6 +9,7 @@ import {
 } from '../core/eligibility.js';
 import {
   feedbackTerms,
+  momentSupport,
   rankerOptions,
   scoreCandidate,
   type RankerOptions,
@@ -17,11 +18,14 @@ import {
 import { handle } from '../core/revision.js';
 import {
   STOP_WORDS,
+  asksForSeveral,
+  contentTerms,
   queryTerms,
   timeWindow,
   withProximity,
   wordTokens,
   type QueryTerm,
+  type TimeWindow,
 } from '../core/text.js';
 import type { SearchHit, VectorHit } from '../store/port.js';
 import { toIso } from '../core/time.js';
@@ -96,12 +100,13 @@ export async function recall(
     minTrust: opts.minTrust ?? 'untrusted',
     includeQuarantined: false,
   };
-  const terms = queryTerms(query);
+  const rk = rankerOptions(opts.ranker);
+  const terms = rk.frame ? contentTerms(query) : queryTerms(query);
   const pool = Math.max(50, limit * 5);
   const lexical = await lexicalHits(ctx, terms, eligibility, pool, {
-    ...rankerOptions(opts.ranker),
-    now,
+    ...rk,
     query,
+    window: rk.temporal ? timeWindow(query, now) : null,
     want: limit,
   });
   // The vector arm (off by default): its eligible candidates fused with the lexical ones.
@@ -223,14 +228,15 @@ async function labelFreshness(
 /**
  * Lexical candidates with their relevance: BM25 over the query terms (plus proximity groups),
  * then optionally pseudo-relevance feedback (a second query of words the best matches share,
- * added at a lower weight) and a boost for memories dated in the period the query names.
+ * added at a lower weight; at a higher one when the question gathers several memories), a boost for memories dated in the period the query names, and the
+ * support of other matching memories of the same moment.
  */
 async function lexicalHits(
   ctx: EngineContext,
   terms: QueryTerm[],
   eligibility: Eligibility,
   pool: number,
-  rk: RankerOptions & { now: string; query: string; want: number },
+  rk: RankerOptions & { query: string; window: TimeWindow | null; want: number },
 ): Promise<SearchHit[]> {
   const searchTerms = rk.proximity > 0 ? withProximity(terms, rk.proximity) : terms;
   let hits = await ctx.store.search({
@@ -240,6 +246,7 @@ async function lexicalHits(
     want: rk.want,
   });
   if (rk.prf && hits.length >= 2) {
+    const prfWeight = asksForSeveral(rk.query) ? rk.prfGatherWeight : rk.prfWeight;
     const top = hits
       .slice(0, rk.prfDocs)
       .map((h) => wordTokens(`${h.view.abstract}\n${h.view.body}`));
@@ -259,7 +266,7 @@ async function lexicalHits(
       const key = (h: SearchHit) => `${h.head.id}#${h.head.rev}`;
       for (const h of hits) merged.set(key(h), withRelevance(h, h.relevance / max1));
       for (const h of fb) {
-        const add = (rk.prfWeight * h.relevance) / max2;
+        const add = (prfWeight * h.relevance) / max2;
         const prior = merged.get(key(h));
         if (prior) prior.relevance += add;
         else merged.set(key(h), withRelevance(h, add));
@@ -267,13 +274,20 @@ async function lexicalHits(
       hits = [...merged.values()];
     }
   }
-  const window = rk.temporal ? timeWindow(rk.query, rk.now) : null;
+  const window = rk.window;
   if (window) {
     hits = hits.map((h) =>
       h.head.valid_from >= window.from && h.head.valid_from <= window.to
         ? withRelevance(h, h.relevance * (1 + rk.temporalBoost))
         : h,
     );
+  }
+  if (rk.moment > 0 && hits.length > 1) {
+    const supported = momentSupport(
+      hits.map((h) => ({ id: h.head.id, validFrom: h.head.valid_from, relevance: h.relevance })),
+      rk.moment,
+    );
+    hits = hits.map((h, i) => (supported[i] === h.relevance ? h : withRelevance(h, supported[i]!)));
   }
   return hits;
 }

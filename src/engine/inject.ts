@@ -187,7 +187,8 @@ export async function fileBlock(
     return { text: '', ids: [], candidates: 0, admitted: 0 };
   }
   const scopes = readableScopes(ctx.binding);
-  const views = ctx.store.injectCandidates
+  // An adapter that prefilters hands back each candidate's weight with it; otherwise look it up.
+  const candidates = ctx.store.injectCandidates
     ? (
         await ctx.store.injectCandidates({
           scopes,
@@ -196,16 +197,15 @@ export async function fileBlock(
           types: ['constraint', 'procedure'],
           sourcePath: rel,
         })
-      ).map((h) => h.view)
-    : await ctx.store.listCurrent(scopes);
-  const relevant = views.filter(
-    (v) =>
+      ).map((h) => ({ view: h.view, weight: h.weight }))
+    : await withWeights(ctx, await ctx.store.listCurrent(scopes));
+  const weighted = candidates.filter(
+    ({ view: v }) =>
       (v.source !== null && v.source !== undefined && v.source.path === rel) ||
       ((v.type === 'constraint' || v.type === 'procedure') &&
         Array.isArray(v.applies_to) &&
         v.applies_to.some((g) => typeof g === 'string' && matchGlob(rel, g))),
   );
-  const weighted = await withWeights(ctx, relevant);
   const { entries } = admitted(ctx, weighted, {
     ...opts,
     persisted: await persisted(ctx, weighted),
@@ -216,5 +216,5 @@ export async function fileBlock(
     title: opts.title ?? `for ${rel}`,
   });
   await record(ctx, ids, `file:${rel}`, opts);
-  return { text, ids, candidates: relevant.length, admitted: entries.length };
+  return { text, ids, candidates: weighted.length, admitted: entries.length };
 }

@@ -220,10 +220,10 @@ describe('CLI', () => {
     const out = path.join(tmpDir(), 'bundle.json');
     assert.equal(A(['export', '--out', out]).code, 0);
     const home2 = tmpDir('mneme-home2-');
-    const imp = cli(['--json', 'import', out], { home: home2, cwd: repoA });
+    const imp = cli(['--json', 'import', out, '--global'], { home: home2, cwd: repoA });
     assert.equal(imp.code, 0, imp.stderr);
     assert.ok(imp.json().imported >= 5);
-    const again = cli(['--json', 'import', out], { home: home2, cwd: repoA }).json();
+    const again = cli(['--json', 'import', out, '--global'], { home: home2, cwd: repoA }).json();
     assert.equal(again.imported, 0, 'importing twice changes nothing');
     const rec = cli(['--json', 'recall', 'orders'], { home: home2, cwd: repoA }).json();
     assert.deepEqual(

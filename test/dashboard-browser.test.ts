@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { SchemaRegistry } from '../src/core/schema.js';
 import { Engine } from '../src/engine/engine.js';
-import { AGENT, ROOT } from './helpers.js';
+import { AGENT, SLEEP, ROOT } from './helpers.js';
 import { liveServer } from './http-live.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -56,7 +56,7 @@ describe('dashboard in Chromium', { skip }, () => {
           accept: [{ op: 'retract', id, reason: summary }],
         },
       ],
-      AGENT,
+      SLEEP,
     );
     return r!.proposal!;
   };
@@ -215,14 +215,21 @@ describe('dashboard in Chromium', { skip }, () => {
     assert.equal(kept!.state, 'pending', 'neither request decided anything');
     // The same decision from the dashboard itself, with the token, goes through.
     await page.goto(`${s.url}/review`);
+    const card = page.locator(`article[data-id="${keep}"]`);
+    assert.match(
+      await card.locator('.effects[data-decision=accept]').innerText(),
+      /withdraws mem_\w+ "/,
+      'the page lists what accepting would change before the decision',
+    );
+    const shown = (await card.locator('input[name=effects_reject]').getAttribute('value'))!;
     const ok = await page.evaluate(
-      ([id, token]) =>
+      ([id, token, effects]) =>
         fetch(`/review/${id}`, {
           method: 'POST',
-          body: new URLSearchParams({ decision: 'reject', csrf: token! }),
+          body: new URLSearchParams({ decision: 'reject', csrf: token!, effects_reject: effects! }),
           redirect: 'manual',
         }).then((r) => r.type === 'opaqueredirect' || r.status === 303),
-      [keep, csrf] as const,
+      [keep, csrf, shown] as const,
     );
     assert.equal(ok, true);
     const [decided] = await s.store.proposals({ id: keep });

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { hashPassphrase } from '../src/engine/passphrase.js';
 import fs from 'node:fs';
-import { AGENT, HUMAN, cli, tmpDir } from './helpers.js';
+import { AGENT, SLEEP, HUMAN, cli, tmpDir } from './helpers.js';
 import { httpFixture } from './http-fixture.js';
 
 let f: Awaited<ReturnType<typeof httpFixture>>;
@@ -52,13 +52,15 @@ it('with a passphrase set, a decision needs it', async () => {
         accept: [{ op: 'retract', id: m!.id }],
       },
     ],
-    AGENT,
+    SLEEP,
   );
   await e.apply([{ op: 'set_passphrase', ...hashPassphrase('correct horse battery') }], HUMAN);
   const login = await f.app.request(`/login?t=${f.sessions.issueTicket()}`);
   const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
   const html = await (await f.app.request('/review', { headers: { Cookie: cookie } })).text();
   const csrf = /name="csrf" value="([^"]+)"/.exec(html)![1]!;
+  const effects = /name="effects_accept"\s+value="([^"]+)"/.exec(html)![1]!;
+  assert.match(html, /withdraws mem_\w+ &quot;The llama job runs nightly&quot;/);
   assert.match(html, /name="passphrase"/);
   const without = await f.app.request(
     `/review/${p!.proposal}`,
@@ -72,7 +74,16 @@ it('with a passphrase set, a decision needs it', async () => {
   );
   const withIt = await f.app.request(
     `/review/${p!.proposal}`,
-    form({ csrf, decision: 'accept', passphrase: 'correct horse battery', reason: 'gone' }, cookie),
+    form(
+      {
+        csrf,
+        decision: 'accept',
+        effects_accept: effects,
+        passphrase: 'correct horse battery',
+        reason: 'gone',
+      },
+      cookie,
+    ),
   );
   assert.equal(withIt.status, 303);
   const [decided] = await f.store.proposals({ id: p!.proposal! });

@@ -19,6 +19,8 @@ export const PROJECT_A = 'alpha-0000000a';
 export const PROJECT_B = 'bravo-0000000b';
 export const HUMAN: Actor = { kind: 'human', surface: 'test' };
 export const AGENT: Actor = { kind: 'agent', surface: 'test' };
+/** mneme's own maintenance: the only actor kind besides the write path that opens proposals. */
+export const SLEEP: Actor = { kind: 'sleep', surface: 'sleep' };
 
 export function tmpDir(prefix = 'mneme-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));

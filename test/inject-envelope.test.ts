@@ -54,6 +54,7 @@ const ctx = {
   weight: 1,
   weightFloor: 0,
   freshness: 'unbound' as const,
+  rejectedHere: false,
 };
 
 describe('autoInjectable', () => {
@@ -67,6 +68,8 @@ describe('autoInjectable', () => {
       ['untrusted', view({ trust: 'untrusted' }), ctx],
       ['quarantined', view({ quarantine: 'injection pattern' }), ctx],
       ['review pending', view({ review: 'pending' }), ctx],
+      ['rejected in a scope the reader reads', view(), { ...ctx, rejectedHere: true }],
+      ['rejected-here unknown', view(), { ...ctx, rejectedHere: undefined }],
       ['not yet valid', view({ valid_from: '2026-07-01T00:00:00.000Z' }), ctx],
       ['expired', view({ valid_to: '2026-05-15T00:00:00.000Z' }), ctx],
       ['retracted', view({ status: 'retracted' }), ctx],

@@ -163,12 +163,12 @@ describe('CLI with --db (Postgres)', { skip: skip ?? false }, () => {
     const b1 = path.join(src, 'b1.json');
     F(['export', '--out', b1]);
     assert.equal(run(['tenant', 'create', 'moving', '--db', db.url]).code, 0);
-    const imp = P(['import', b1]);
+    const imp = P(['import', b1, '--global']);
     assert.equal(imp.refused.length, 0);
     assert.equal(imp.imported, 7);
     const b2 = path.join(src, 'b2.json');
     P(['export', '--out', b2]);
-    assert.equal(F(['import', b2], back).imported, 7);
+    assert.equal(F(['import', b2, '--global'], back).imported, 7);
 
     const strip = (h: { revisions: Record<string, unknown>[] }) =>
       h.revisions.map(({ trust: _t, provenance: _p, actor: _a, ...rest }) => rest);
@@ -204,7 +204,7 @@ describe('CLI with --db (Postgres)', { skip: skip ?? false }, () => {
     ]);
     assert.equal(restated.code, 2, 'the rejected value is refused in Postgres too');
     // Importing again changes nothing.
-    const again = P(['import', b1]);
+    const again = P(['import', b1, '--global']);
     assert.equal(again.unchanged, 7);
     assert.equal(again.proposals, 0);
     assert.equal(P(['proposals']).proposals.length, 1);

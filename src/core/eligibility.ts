@@ -25,7 +25,8 @@ export type ExclusionReason =
   | 'not_yet_valid'
   | 'expired'
   | 'quarantined'
-  | 'below_trust_floor';
+  | 'below_trust_floor'
+  | 'rejected_here';
 
 export function exclusionReason(v: RevisionView, q: Eligibility): ExclusionReason | null {
   if (!q.scopes.includes(v.scope)) return 'other_scope';
@@ -69,5 +70,7 @@ export const describeExclusion = (reason: ExclusionReason, v: RevisionView): str
       return `trust ${v.trust} is below the requested floor`;
     case 'not_yet_recorded':
       return 'recorded after the known-at time';
+    case 'rejected_here':
+      return `its value was rejected in ${v.scope === 'global' ? 'this project' : 'the global scope'}`;
   }
 };

@@ -14,6 +14,8 @@ export interface InjectContext {
   weight: number;
   weightFloor: number;
   freshness: Freshness;
+  /** The value matches a tombstone of another scope the reader reads (fails closed if unset). */
+  rejectedHere: boolean;
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -40,6 +42,7 @@ export function autoInjectable(view: RevisionView, ctx: InjectContext): boolean 
     if (view.quarantine !== null) return false;
     if (view.review !== 'none') return false;
     if (ctx.freshness !== 'fresh' && ctx.freshness !== 'unbound') return false;
+    if (ctx.rejectedHere !== false) return false;
     if (typeof ctx.weight !== 'number' || !Number.isFinite(ctx.weight)) return false;
     if (typeof ctx.weightFloor !== 'number' || !Number.isFinite(ctx.weightFloor)) return false;
     if (ctx.weight < ctx.weightFloor) return false;

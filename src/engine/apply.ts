@@ -302,23 +302,44 @@ export async function applyLocked(ctx: EngineContext, op: Op, actor: Actor): Pro
             op.reason ?? null,
           )
         : null;
+  const importedQuarantine =
+    isImport &&
+    !gated.quarantined &&
+    revision.quarantine !== null &&
+    revision.status === 'active' &&
+    op.revision.rev === op.final_rev;
+  if (importedQuarantine) revision.review = 'pending';
   const proposal = gated.quarantined
     ? quarantineProposal(ctx, revision, gated.findings, actor, now)
-    : op.op === 'quarantine'
+    : importedQuarantine
       ? quarantineProposal(
           ctx,
           revision,
-          op.rules.map((rule, i) => ({
-            kind: 'injection' as const,
-            rule,
-            excerpt: op.evidence?.[i] ?? 'found by fsck with the current screen',
-          })),
+          [
+            {
+              kind: 'injection' as const,
+              rule: revision.quarantine!,
+              excerpt: 'quarantined in the store the bundle came from',
+            },
+          ],
           actor,
           now,
         )
-      : op.op === 'external_edit' && built.before
-        ? externalEditProposal(ctx, built.before, revision, now)
-        : undefined;
+      : op.op === 'quarantine'
+        ? quarantineProposal(
+            ctx,
+            revision,
+            op.rules.map((rule, i) => ({
+              kind: 'injection' as const,
+              rule,
+              excerpt: op.evidence?.[i] ?? 'found by fsck with the current screen',
+            })),
+            actor,
+            now,
+          )
+        : op.op === 'external_edit' && built.before
+          ? externalEditProposal(ctx, built.before, revision, now)
+          : undefined;
   const entry = await ctx.store.commit({
     body: journalBody(
       op,

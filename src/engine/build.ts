@@ -369,7 +369,21 @@ export async function buildLink(
  */
 export async function buildImport(ctx: EngineContext, op: ImportOp): Promise<Built> {
   const r = op.revision as Revision;
+  // An import writes only into this binding's project, and into global only when the person
+  // importing said so; bundle.ts maps (or refuses) every entry before it gets here.
+  if (r.scope !== ctx.binding.project && !(r.scope === GLOBAL_SCOPE && op.global === true)) {
+    throw new MnemeError(
+      'refused',
+      `${r.id} is for scope ${r.scope}; an import writes only into this project${r.scope === GLOBAL_SCOPE ? ' (global needs --global)' : ''}`,
+      { hint: 'run the import in the project it belongs to, or pass --into to re-scope it' },
+    );
+  }
   const lineage = await ctx.store.getLineage(r.id);
+  if (lineage && lineage[0]!.scope !== r.scope) {
+    throw new MnemeError('refused', `${r.id} cannot be imported here: its id is already taken`, {
+      hint: 'a lineage keeps its scope; import it in the project it belongs to',
+    });
+  }
   const same = lineage?.find((v) => v.rev === r.rev);
   if (same) {
     const mine = serializeRevision({ ...toRevision(same), trust: 'untrusted', provenance: [] });

@@ -99,9 +99,24 @@ export class Engine {
       proposals: await this.proposals({ state: 'pending' }),
     });
   }
-  async importBundle(text: string, name: string, actor: Actor) {
+  async importBundle(
+    text: string,
+    name: string,
+    actor: Actor,
+    opts: import('./bundle.js').ImportOptions = {},
+  ) {
     const { importBundle } = await import('./bundle.js');
-    return importBundle(this.ctx, text, name, actor);
+    return importBundle(this.ctx, text, name, actor, opts);
+  }
+  /** What accepting and rejecting a pending proposal would each do, in plain words, now. */
+  async reviewPlan(id: string) {
+    const [p] = await this.proposals({ id });
+    if (!p)
+      throw new MnemeError('not_found', `no proposal ${id} in this project or global`, {
+        hint: 'list them with `mneme proposals`',
+      });
+    const { reviewPlan } = await import('./proposal-plan.js');
+    return reviewPlan(this.ctx, p);
   }
   proposals(q: { state?: 'pending' | 'accepted' | 'rejected'; id?: string } = {}) {
     return this.ctx.store.proposals({ ...q, scopes: this.scopes });

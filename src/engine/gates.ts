@@ -6,6 +6,7 @@ import { matchTombstone, normalizeValue, tombstoneKey, type Tombstone } from '..
 import { screenText, type ScreenFinding } from '../core/screen.js';
 import type { Actor, Revision } from '../core/types.js';
 import type { EngineContext } from './context.js';
+import { guardingScopes } from './rejected-here.js';
 
 export interface GateOutcome {
   revision: Revision;
@@ -70,7 +71,9 @@ export async function passGates(
       ? screenRevision(candidate)
       : { revision: candidate, redacted: [], quarantined: false, findings: [] };
   if (candidate.status === 'active' && opts.tombstones) {
-    await checkTombstones(ctx, candidate.scope, [candidate.abstract, out.revision.abstract]);
+    // The value's own scope, and every other scope whose readers would be served it.
+    for (const scope of guardingScopes(ctx, candidate.scope))
+      await checkTombstones(ctx, scope, [candidate.abstract, out.revision.abstract]);
   }
   return out;
 }

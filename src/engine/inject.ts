@@ -16,6 +16,7 @@ import {
 } from '../core/inject.js';
 import type { Freshness, RevisionView } from '../core/types.js';
 import { readableScopes, type EngineContext } from './context.js';
+import { rejectedHere, type RejectedHere } from './rejected-here.js';
 
 export interface InjectOptions extends RenderOptions {
   weightFloor?: number;
@@ -67,6 +68,7 @@ function admitted(
   ctx: EngineContext,
   candidates: { view: RevisionView; weight: number }[],
   opts: InjectOptions,
+  rejected: RejectedHere,
 ): { entries: InjectEntry[]; views: Map<string, RevisionView> } {
   const now = ctx.clock().toISOString();
   const scopes = readableScopes(ctx.binding);
@@ -79,6 +81,7 @@ function admitted(
       weight,
       weightFloor: opts.weightFloor ?? 0,
       freshness: freshnessOf(v, opts),
+      rejectedHere: rejected(v) !== null,
     });
     if (!ok) continue;
     byId.set(v.id, v);
@@ -122,7 +125,8 @@ async function sessionCandidates(
       return [...handoffs, ...hits].map((h) => ({ view: h.view, weight: h.weight }));
     }
     // Enough rows must pass the predicate to fill the block; read more only when they did not.
-    const passing = admitted(ctx, hits, { projectRoot: null }).entries.length;
+    const passing = admitted(ctx, hits, { projectRoot: null }, await rejectedHere(ctx)).entries
+      .length;
     if (passing >= want)
       return [...handoffs, ...hits].map((h) => ({ view: h.view, weight: h.weight }));
     limit *= 4;
@@ -157,10 +161,12 @@ export async function sessionStartBlock(
   opts: InjectOptions,
 ): Promise<InjectResult> {
   const candidates = await sessionCandidates(ctx, opts.maxLines ?? 80);
-  const { entries, views: byId } = admitted(ctx, candidates, {
-    ...opts,
-    persisted: await persisted(ctx, candidates),
-  });
+  const { entries, views: byId } = admitted(
+    ctx,
+    candidates,
+    { ...opts, persisted: await persisted(ctx, candidates) },
+    await rejectedHere(ctx),
+  );
   // Only the latest handoff of the bound project is shown; older ones are stale by nature.
   const handoffs = entries
     .filter((e) => e.type === 'handoff' && byId.get(e.id)?.scope === ctx.binding.project)
@@ -206,10 +212,12 @@ export async function fileBlock(
         Array.isArray(v.applies_to) &&
         v.applies_to.some((g) => typeof g === 'string' && matchGlob(rel, g))),
   );
-  const { entries } = admitted(ctx, weighted, {
-    ...opts,
-    persisted: await persisted(ctx, weighted),
-  });
+  const { entries } = admitted(
+    ctx,
+    weighted,
+    { ...opts, persisted: await persisted(ctx, weighted) },
+    await rejectedHere(ctx),
+  );
   const { text, ids } = renderInjection(orderEntries(entries), {
     maxBytes: opts.maxBytes ?? FILE_BLOCK_DEFAULTS.maxBytes,
     maxLines: opts.maxLines ?? FILE_BLOCK_DEFAULTS.maxLines,

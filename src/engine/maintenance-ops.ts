@@ -14,12 +14,20 @@ const ALLOWED: Record<string, Set<string>> = {
   quarantine: new Set(['fsck', 'sleep', 'system', 'human']),
   sleep_pass: new Set(['sleep']),
   fsck_fix: new Set(['fsck']),
+  // Agents' conflicting writes, screening and hand edits open proposals inside the write path;
+  // only maintenance opens one as an op, so no agent, bundle or model writes a proposal's steps.
+  propose: new Set(['sleep', 'fsck', 'system']),
 };
 
 export function checkMaintenanceActor(op: string, actor: Actor): void {
   if (!ALLOWED[op]?.has(actor.kind))
     throw new MnemeError('refused', `"${op}" is recorded only by mneme's own maintenance`, {
-      hint: op === 'quarantine' ? 'run `mneme fsck`' : `run \`mneme ${op.split('_')[0]}\``,
+      hint:
+        op === 'quarantine'
+          ? 'run `mneme fsck`'
+          : op === 'propose'
+            ? 'write the change you mean (remember, supersede, correct, retract): a conflict with a value a person must decide is held for review by the write path itself'
+            : `run \`mneme ${op.split('_')[0]}\``,
     });
 }
 

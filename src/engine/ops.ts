@@ -94,6 +94,8 @@ export const ImportOp = z
     final_rev: z.number().int().optional(),
     final_abstract: z.string().optional(),
     final_active: z.boolean().optional(),
+    /** The person importing allowed global entries (--global). */
+    global: z.boolean().optional(),
     ...common,
   })
   .strict();
@@ -124,19 +126,39 @@ export const DecideOp = z
     op: z.literal('decide'),
     proposal: z.string(),
     decision: z.enum(['accept', 'reject']),
+    /** The hash of the effects the person was shown; a decision on changed effects is refused. */
+    effects: z.string().max(64).optional(),
     ...common,
   })
   .strict();
 
-/** Open a proposal for a person to decide (sleep, fsck, conflict checks). */
+/**
+ * What a proposal may hold for a person to apply: only ops its proposer could apply itself.
+ * Human-only effects (confirm, release, lift) are never stored: they are derived from the
+ * proposal's kind and targets when a person decides (see proposal-plan.ts).
+ */
+export const PlanStep = z.discriminatedUnion('op', [
+  RememberOp,
+  SupersedeOp,
+  CorrectOp,
+  RetractOp,
+  LinkOp,
+]);
+export type PlanStep = z.infer<typeof PlanStep>;
+
+/**
+ * Open a proposal for a person to decide. Only mneme's own maintenance (sleep, fsck) journals
+ * this op; agents' conflicting writes, screening and hand edits open theirs inside the write
+ * path, and an import re-derives each bundle proposal from what this store can check.
+ */
 export const ProposeOp = z
   .object({
     op: z.literal('propose'),
     kind: z.enum(PROPOSAL_KINDS),
     targets: z.array(z.string()).max(50),
     summary: z.string().max(500),
-    accept: z.array(z.record(z.unknown())).max(50),
-    reject: z.array(z.record(z.unknown())).max(50).optional(),
+    accept: z.array(PlanStep).max(50),
+    reject: z.array(PlanStep).max(50).optional(),
     evidence: z.array(z.string()).max(50).optional(),
     diff: z
       .string()

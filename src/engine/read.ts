@@ -4,6 +4,7 @@ import { MnemeError, invalid } from '../core/errors.js';
 import { isMemoryId } from '../core/ids.js';
 import { handle } from '../core/revision.js';
 import type { RevisionView } from '../core/types.js';
+import { rejectedHere } from './rejected-here.js';
 import { readableScopes, type EngineContext } from './context.js';
 
 export type ReadLevel = 'abstract' | 'outline' | 'full';
@@ -32,6 +33,13 @@ export async function read(ctx: EngineContext, id: string, level: ReadLevel = 'f
   const lineage = await loadLineage(ctx, id);
   // A retraction revision repeats the withdrawn value; show it with its state.
   const v = lineage[lineage.length - 1]!;
+  if (v.status === 'active' && (await rejectedHere(ctx))(v)) {
+    throw new MnemeError(
+      'not_found',
+      `${id} is withheld here: its value was rejected in ${v.scope === 'global' ? 'this project' : 'the global scope'}`,
+      { hint: 'its history stays readable with `mneme history`; a person can lift the tombstone' },
+    );
+  }
   const base = {
     id: v.id,
     rev: v.rev,

@@ -31,6 +31,7 @@ import type { SearchHit, VectorHit } from '../store/port.js';
 import { toIso } from '../core/time.js';
 import type { Actor, Freshness, RevisionView, Trust } from '../core/types.js';
 import { readableScopes, type EngineContext } from './context.js';
+import { rejectedHere, type RejectedHere } from './rejected-here.js';
 import { effectiveFreshness, observeSource, persistedFreshness } from './freshness.js';
 import { fuseHits, vectorCandidates, type FusedHit, type VectorArmReport } from './vector.js';
 
@@ -132,9 +133,17 @@ export async function recall(
     const prior = best.get(hit.head.id);
     if (!prior || hit.head.rev > prior.hit.head.rev) best.set(hit.head.id, { hit, parts });
   }
-  const ranked = [...best.values()]
-    .sort((a, b) => b.parts.score - a.parts.score || (a.hit.head.id < b.hit.head.id ? -1 : 1))
-    .slice(0, limit);
+  // Eligibility the store cannot express: a value rejected in another scope this binding reads
+  // is withheld, never ranked lower. Only the candidates in rank order are read, until full.
+  const rejected = await rejectedHere(ctx);
+  const sorted = [...best.values()].sort(
+    (a, b) => b.parts.score - a.parts.score || (a.hit.head.id < b.hit.head.id ? -1 : 1),
+  );
+  const ranked: typeof sorted = [];
+  for (const r of sorted) {
+    if (ranked.length >= limit) break;
+    if (!rejected(r.hit.view)) ranked.push(r);
+  }
   const results: RecallResult[] = ranked.map(({ hit: { view: v }, parts }) => ({
     id: v.id,
     rev: v.rev,
@@ -167,6 +176,7 @@ export async function recall(
       eligibility,
       new Set(results.map((r) => r.id)),
       vectorNearest ? await vectorNearest(40) : [],
+      rejected,
     );
   if (opts.logUsage !== false && results.length > 0) {
     await ctx.store.appendUsage([
@@ -318,6 +328,7 @@ async function exclusionTrace(
   served: Set<string>,
   /** With the vector arm on: the nearest revisions by vector, after the lexical ones. */
   nearestByVector: readonly { readonly view: RevisionView }[] = [],
+  rejected: RejectedHere = () => null,
 ): Promise<ExcludedResult[]> {
   const out: ExcludedResult[] = [];
   const seen = new Set<string>();
@@ -325,7 +336,8 @@ async function exclusionTrace(
     // A served memory's older revisions are listed too: "rev 1 superseded by rev 2" is the point.
     // One entry per memory: its best-matching excluded revision.
     if (served.has(`${view.id}#${view.rev}`) || seen.has(view.id)) continue;
-    const reason = exclusionReason(view, eligibility);
+    const reason =
+      exclusionReason(view, eligibility) ?? (rejected(view) ? ('rejected_here' as const) : null);
     if (reason === null) continue; // eligible, just ranked below the limit
     seen.add(view.id);
     // Another project's memory is named as excluded, but its text is not shown.

@@ -3,16 +3,20 @@
 // rejecting a proposed value arms a tombstone so it does not come back.
 import { MnemeError } from '../core/errors.js';
 import { newMemoryId } from '../core/ids.js';
-import { normalizeValue } from '../core/normalize.js';
 import type { Proposal, ProposalKind } from '../core/proposal.js';
 import { toRevision } from '../core/revision.js';
 import type { ScreenFinding } from '../core/screen.js';
 import type { Actor, Revision, RevisionView } from '../core/types.js';
 import { loadCurrent, revisionHash, type Built } from './build.js';
 import { readableScopes, type EngineContext } from './context.js';
-import { armTombstone } from './gates.js';
+import { armTombstone, passGates } from './gates.js';
 import type { ApplyResult, DecideOp, Op, ProposeOp } from './ops.js';
 import { journalBody } from './journal-body.js';
+import { checkMaintenanceActor } from './maintenance-ops.js';
+import { planDecision, refuseBlocked } from './proposal-plan.js';
+
+/** Kinds whose decision effects are derived from the kind (human-only: release, confirm, lift). */
+const DERIVED_KINDS = new Set(['quarantine', 'external_edit', 'confirm', 'lift']);
 
 const newProposalId = (ctx: EngineContext) => `prop_${newMemoryId(ctx.clock()).slice(4)}`;
 
@@ -110,8 +114,9 @@ export function quarantineProposal(
     r.scope,
     [r.id],
     `screening quarantined ${r.id} (${rules.join(', ')}): release it, or reject it to retract and keep it out`,
-    [{ op: 'release', id: r.id, expected_rev: r.rev }],
-    [{ op: 'retract', id: r.id, reject: true, reason: 'quarantine rejected in review' }],
+    // Both sides are derived from the kind when a person decides (proposal-plan.ts).
+    [],
+    [],
     findings.filter((f) => f.kind === 'injection').map((f) => `screen:${f.rule}: ${f.excerpt}`),
     show(r),
     actor,
@@ -131,7 +136,7 @@ export function externalEditProposal(
     edited.scope,
     [edited.id],
     `${edited.id} was edited outside mneme`,
-    [{ op: 'confirm', id: edited.id, expected_rev: edited.rev }],
+    [], // accepting confirms the edit: derived from the kind when a person decides
     [
       {
         op: 'correct',
@@ -207,6 +212,45 @@ export async function applyLift(
   return { op: 'lift', id: t.memory ?? '', rev: 0, seq: entry.seq };
 }
 
+/**
+ * An import re-opens a bundle's conflict only in mneme's own shape — one supersede of one memory
+ * it can write — and only for a value that passes this store's screen and tombstones now.
+ */
+async function checkImportedConflict(
+  ctx: EngineContext,
+  op: ProposeOp,
+  actor: Actor,
+  now: string,
+): Promise<void> {
+  const step = op.accept[0];
+  const target = op.targets[0];
+  if (
+    op.kind !== 'conflict' ||
+    op.targets.length !== 1 ||
+    op.accept.length !== 1 ||
+    (op.reject ?? []).length !== 0 ||
+    step?.op !== 'supersede' ||
+    step.id !== target
+  )
+    throw new MnemeError('refused', 'an import re-opens only a conflict over one memory it wrote', {
+      hint: 'run `mneme sleep` and `mneme fsck` here to find what else needs a decision',
+    });
+  const cur = await loadCurrent(ctx, step.id, undefined);
+  const candidate: Revision = {
+    ...toRevision(cur),
+    abstract: step.abstract ?? cur.abstract,
+    body: step.body ?? cur.body,
+    fields: { ...cur.fields, ...(step.fields ?? {}) },
+    recorded_at: now,
+    actor,
+  };
+  const gated = await passGates(ctx, candidate, { tombstones: true, screen: true });
+  if (gated.quarantined)
+    throw new MnemeError('refused', 'the imported proposed value fails screening', {
+      hint: 'it was not opened for review',
+    });
+}
+
 export async function applyPropose(
   ctx: EngineContext,
   op: ProposeOp,
@@ -214,6 +258,14 @@ export async function applyPropose(
   now: string,
   req: string,
 ): Promise<ApplyResult> {
+  if (actor.kind === 'import') await checkImportedConflict(ctx, op, actor, now);
+  else checkMaintenanceActor(op.op, actor);
+  if (DERIVED_KINDS.has(op.kind))
+    throw new MnemeError(
+      'refused',
+      `a ${op.kind} proposal is opened only by the write path, from what this store checked`,
+      { hint: 'screening, hand-edit detection and confirmation open these themselves' },
+    );
   const scope = op.scope ?? ctx.binding.project ?? 'global';
   if (!readableScopes(ctx.binding).includes(scope))
     throw new MnemeError('refused', `cannot propose in scope ${scope} from here`);
@@ -244,8 +296,9 @@ export async function applyPropose(
 }
 
 /**
- * A person's decision. Accept applies the drafted ops through the write path (as the person);
- * reject applies the reject drafts, and for a conflict arms a tombstone on the proposed value.
+ * A person's decision. The ops applied are the plan derived now from the proposal's kind,
+ * targets and ordinary steps (proposal-plan.ts), the same plan the review surface showed; when
+ * the decision carries the hash of the effects shown and they changed since, it is refused.
  */
 export async function applyDecide(
   ctx: EngineContext,
@@ -262,28 +315,20 @@ export async function applyDecide(
     });
   if (p.state !== 'pending')
     throw new MnemeError('refused', `proposal ${p.id} was already ${p.state}`);
-  const draft = (p.draft ?? { accept: [], reject: [] }) as {
-    accept?: unknown[];
-    reject?: unknown[];
-  };
-  const ops = (op.decision === 'accept' ? draft.accept : draft.reject) ?? [];
-  const { Op: OpSchema } = await import('./ops.js');
+  const plan = await planDecision(ctx, p, op.decision);
+  refuseBlocked(p, plan);
+  if (op.effects !== undefined && op.effects !== plan.hash)
+    throw new MnemeError(
+      'conflict',
+      `what ${op.decision}ing ${p.id} would do changed since it was shown; nothing was applied`,
+      { hint: 'review it again: the effects listed now are the ones that will apply' },
+    );
   const results: ApplyResult[] = [];
-  for (const raw of ops) {
-    const parsed = OpSchema.safeParse(raw);
-    if (!parsed.success)
-      throw new MnemeError('corrupt', `proposal ${p.id} holds a malformed draft op`, {
-        hint: 'reject it',
-      });
-    results.push(await applyOp(parsed.data));
-  }
-  let tombstone = undefined;
-  if (op.decision === 'reject' && p.kind === 'conflict') {
-    const value = (draft.accept?.[0] as { abstract?: string } | undefined)?.abstract;
-    if (value && normalizeValue(value) !== '')
-      tombstone = {
+  for (const o of plan.ops) results.push(await applyOp(o));
+  const tombstone = plan.tombstone
+    ? {
         arm: armTombstone(
-          value,
+          plan.tombstone,
           p.scope,
           actor,
           now,
@@ -291,8 +336,8 @@ export async function applyDecide(
           p.targets[0] ?? null,
           op.reason ?? 'rejected in review',
         ),
-      };
-  }
+      }
+    : undefined;
   const decided: Proposal = {
     ...p,
     state: op.decision === 'accept' ? 'accepted' : 'rejected',
@@ -305,6 +350,7 @@ export async function applyDecide(
       proposal: p.id,
       kind: p.kind,
       decision: op.decision,
+      effects: plan.effects,
       applied: results.map((r) => ({ op: r.op, id: r.id, rev: r.rev })),
     }),
     revision: null,

@@ -87,6 +87,15 @@ export function registerReview(c: CliContext): void {
               .map((l) => `  ${l}`)
               .join('\n')}\n`,
           );
+        // What each decision does, derived now from the same plan the decision applies.
+        const plan = await engine.reviewPlan(p.id);
+        for (const side of [plan.accept, plan.reject]) {
+          c.io.stdout(
+            side.blocked
+              ? `${side.decision}ing is not possible: ${side.blocked}\n`
+              : `${side.decision}ing will:\n${side.effects.map((e) => `  - ${e}`).join('\n')}\n`,
+          );
+        }
         const choice = (await ask('(a)ccept, (r)eject, (s)kip, (q)uit? ')).trim().toLowerCase();
         if (choice === 'q' || choice === 'quit') break;
         if (choice !== 'a' && choice !== 'r' && choice !== 'accept' && choice !== 'reject') {
@@ -102,7 +111,15 @@ export function registerReview(c: CliContext): void {
         const reason = (await ask('Reason (optional): ')).trim();
         await passphrase(engine, ask);
         await engine.apply(
-          [{ op: 'decide', proposal: p.id, decision, ...(reason ? { reason } : {}) }],
+          [
+            {
+              op: 'decide',
+              proposal: p.id,
+              decision,
+              effects: plan[decision].hash,
+              ...(reason ? { reason } : {}),
+            },
+          ],
           HUMAN,
         );
         c.io.stdout(`${decision === 'accept' ? 'accepted' : 'rejected'} ${p.id}\n`);

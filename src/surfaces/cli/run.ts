@@ -401,9 +401,16 @@ export function buildProgram(c: CliContext): Command {
 
   program
     .command('import')
-    .description('apply a bundle through the write path (imported memories arrive untrusted)')
+    .description(
+      'apply a bundle through the write path into this project (imported memories arrive untrusted)',
+    )
     .argument('<file>')
-    .action(async (file: string) => {
+    .option('--global', "also write the bundle's global entries into the global scope")
+    .option(
+      '--into <scope>',
+      "re-scope other projects' entries into this scope (this project, or global with --global)",
+    )
+    .action(async (file: string, o: { global?: boolean; into?: string }) => {
       const engine = await c.engine();
       let text: string;
       try {
@@ -411,11 +418,30 @@ export function buildProgram(c: CliContext): Command {
       } catch (e) {
         throw new MnemeError('invalid', `cannot read ${file}: ${(e as Error).message}`);
       }
-      const r = await engine.importBundle(text, file, { ...c.actor(), kind: 'import' });
-      c.out(
-        r,
-        () =>
-          `imported ${r.imported} revisions (${r.unchanged} already present) from ${r.memories} memories${r.refused.length ? `\nrefused:\n  ${r.refused.map((x) => `${x.id} rev ${x.rev}: ${x.message}`).join('\n  ')}` : ''}`,
+      const r = await engine.importBundle(
+        text,
+        file,
+        { ...c.actor(), kind: 'import' },
+        { global: o.global, into: o.into },
+      );
+      const dropped = Object.entries(r.proposals_dropped);
+      c.out(r, () =>
+        [
+          `imported ${r.imported} revisions (${r.unchanged} already present) from ${r.memories} memories`,
+          `scopes: ${r.scopes.project} into this project, ${r.scopes.global} global, ${r.scopes.rescoped} re-scoped, ${r.scopes.refused_global} global refused (no --global), ${r.scopes.refused_other_scope} of other projects refused`,
+          `tombstones armed: ${r.tombstones}; proposals re-opened: ${r.proposals}`,
+          ...(dropped.length
+            ? [`proposals not carried over:`, ...dropped.map(([why, n]) => `  ${n} × ${why}`)]
+            : []),
+          ...(r.refused.length
+            ? [
+                'refused:',
+                ...r.refused.map(
+                  (x) => `  ${x.id}${x.rev === null ? '' : ` rev ${x.rev}`}: ${x.message}`,
+                ),
+              ]
+            : []),
+        ].join('\n'),
       );
       if (r.refused.length > 0) throw new ExitCode(2);
     });

@@ -258,6 +258,8 @@ async function promptSubmit(c: Ctx): Promise<string> {
       weight: 1,
       weightFloor: c.inject.weightFloor ?? 0,
       freshness: v.source ? 'missing' : 'unbound',
+      // recall served it, so it matched no tombstone of a scope this binding reads
+      rejectedHere: false,
     });
     if (ok)
       entries.push({

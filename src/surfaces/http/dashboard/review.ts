@@ -5,8 +5,15 @@ import { html } from 'hono/html';
 import type { Proposal } from '../../../core/proposal.js';
 import { badge, diffBlock, minute, page, type Html } from './layout.js';
 
+export interface ReviewPlan {
+  accept: { effects: string[]; hash: string; blocked: string | null };
+  reject: { effects: string[]; hash: string; blocked: string | null };
+}
+
 export interface ReviewView {
   pending: Proposal[];
+  /** What each decision does, derived now from the plan the decision applies. */
+  plans: Map<string, ReviewPlan>;
   decided: Proposal[];
   csrf: string;
   passphrase: boolean;
@@ -18,13 +25,31 @@ const targetLink = (t: string) =>
     ? html`<a href="/m/${t}" class="mono">${t}</a>`
     : html`<span class="mono">${t}</span>`;
 
+/** Every change each decision makes, in plain words, before the person decides. */
+function effectsBlock(plan: ReviewPlan | undefined): Html | string {
+  if (!plan) return '';
+  const side = (name: string, s: ReviewPlan['accept']) =>
+    html`<div class="effects" data-decision="${name}">
+      <div class="meta">${name === 'accept' ? 'Accepting' : 'Rejecting'} will:</div>
+      ${
+        s.blocked
+          ? html`<p class="notice bad">not possible: ${s.blocked}</p>`
+          : html`<ul>
+              ${s.effects.map((e) => html`<li>${e}</li>`)}
+            </ul>`
+      }
+    </div>`;
+  return html`${side('accept', plan.accept)}${side('reject', plan.reject)}`;
+}
+
 export function reviewPage(v: ReviewView): Html {
   const body = html`<h1>Review queue</h1>
     ${v.notice ? html`<div class="notice ${v.notice.ok ? 'ok' : 'bad'}" id="notice">${v.notice.text}</div>` : ''}
     <p class="meta">
-      Agents and maintenance propose; you decide. Accepting applies the drafted change through the
-      write path; rejecting a proposed value keeps it from coming back. Decisions are journaled as
-      human / dashboard.
+      Agents and maintenance propose; you decide. Each proposal lists every change accepting or
+      rejecting will make, derived now from its kind and targets; that is exactly what is applied,
+      through the write path; rejecting a proposed value keeps it from coming back. Decisions are
+      journaled as human / dashboard.
     </p>
     ${v.pending.length === 0 ? html`<p class="empty">nothing is waiting for a decision</p>` : ''}
     ${v.pending.map(
@@ -44,9 +69,19 @@ export function reviewPage(v: ReviewView): Html {
                   </ul>`
               : ''
           }
-          ${p.diff ? diffBlock(p.diff) : ''}
+          ${effectsBlock(v.plans.get(p.id))} ${p.diff ? diffBlock(p.diff) : ''}
           <form method="post" action="/review/${p.id}">
             <input type="hidden" name="csrf" value="${v.csrf}" />
+            <input
+              type="hidden"
+              name="effects_accept"
+              value="${v.plans.get(p.id)?.accept.hash ?? ''}"
+            />
+            <input
+              type="hidden"
+              name="effects_reject"
+              value="${v.plans.get(p.id)?.reject.hash ?? ''}"
+            />
             <label
               >Reason <textarea name="reason" placeholder="why (kept in the journal)"></textarea>
             </label>

@@ -22,7 +22,7 @@ import { browserPage } from './browser.js';
 import { page } from './layout.js';
 import { memoryPage, tracePage } from './memory.js';
 import { journalPage, reportsPage, tombstonesPage } from './records.js';
-import { reviewPage } from './review.js';
+import { reviewPage, type ReviewPlan } from './review.js';
 
 const DASHBOARD: Actor = { kind: 'human', surface: 'dashboard' };
 
@@ -186,9 +186,14 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
     const all = await store().proposals({});
     const notice = s.flash ?? null;
     delete s.flash;
+    const pending = all.filter((p) => p.state === 'pending');
+    const plans = new Map<string, ReviewPlan>();
+    for (const p of pending)
+      plans.set(p.id, await engine(p.scope === 'global' ? null : p.scope).reviewPlan(p.id));
     return c.html(
       reviewPage({
-        pending: all.filter((p) => p.state === 'pending'),
+        pending,
+        plans,
         decided: all
           .filter((p) => p.state !== 'pending')
           .sort((a, b) => ((a.decided_at ?? '') < (b.decided_at ?? '') ? 1 : -1))
@@ -221,7 +226,16 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
     try {
       await checkPassphrase(store(), field('passphrase'));
       await engine(p.scope === 'global' ? null : p.scope).apply(
-        [{ op: 'decide', proposal: p.id, decision, ...(reason ? { reason } : {}) }],
+        [
+          {
+            op: 'decide',
+            proposal: p.id,
+            decision,
+            // The hash of the effects this page showed: changed effects are refused, not applied.
+            effects: (field(`effects_${decision}`) ?? '').slice(0, 64) || 'none shown',
+            ...(reason ? { reason } : {}),
+          },
+        ],
         DASHBOARD,
       );
       s.flash = {

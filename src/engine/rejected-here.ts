@@ -1,0 +1,42 @@
+// A value rejected in a scope is never served to a reader of that scope, from any scope it also
+// reads (DESIGN invariant 8, issue: "a forgotten value comes back through the global scope").
+// A project reader reads its project and global: a global memory whose value matches one of the
+// project's tombstones is withheld from that project (and only there), and a project memory whose
+// value matches a global tombstone is withheld too. Same-scope matches are fsck's to report.
+import { matchTombstone, type Tombstone } from '../core/normalize.js';
+import { GLOBAL_SCOPE } from '../core/scope.js';
+import type { Revision } from '../core/types.js';
+import { readableScopes, type EngineContext } from './context.js';
+
+export type RejectedHere = (v: Pick<Revision, 'scope' | 'abstract'>) => Tombstone | null;
+
+const NONE: RejectedHere = () => null;
+
+/**
+ * The scopes whose tombstones guard a write into `scope` from this binding, besides `scope`
+ * itself: writing to global from a project is guarded by the project's tombstones (its own
+ * readers would see the value), and writing to a project by global's.
+ */
+export function guardingScopes(ctx: EngineContext, scope: string): string[] {
+  const project = ctx.binding.project;
+  if (scope === GLOBAL_SCOPE) return project ? [GLOBAL_SCOPE, project] : [GLOBAL_SCOPE];
+  return [scope, GLOBAL_SCOPE];
+}
+
+/** A check for "matches a tombstone of another scope this binding reads", loaded once per call. */
+export async function rejectedHere(ctx: EngineContext): Promise<RejectedHere> {
+  const scopes = readableScopes(ctx.binding);
+  if (scopes.length < 2) return NONE;
+  const tombstones = await ctx.store.tombstones(scopes);
+  if (tombstones.length === 0) return NONE;
+  const by = new Map<string, Tombstone[]>();
+  for (const t of tombstones) by.set(t.scope, [...(by.get(t.scope) ?? []), t]);
+  return (v) => {
+    for (const [scope, list] of by) {
+      if (scope === v.scope) continue;
+      const hit = matchTombstone(list, scope, v.abstract);
+      if (hit) return hit;
+    }
+    return null;
+  };
+}

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { SchemaRegistry } from '../src/core/schema.js';
 import { Engine } from '../src/engine/engine.js';
-import { AGENT, SLEEP, ROOT } from './helpers.js';
+import { SLEEP, ROOT } from './helpers.js';
 import { liveServer } from './http-live.js';
 
 const CHROMIUM = '/usr/bin/chromium';

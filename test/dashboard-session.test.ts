@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { hashPassphrase } from '../src/engine/passphrase.js';
 import fs from 'node:fs';
-import { AGENT, SLEEP, HUMAN, cli, tmpDir } from './helpers.js';
+import { SLEEP, HUMAN, cli, tmpDir } from './helpers.js';
 import { httpFixture } from './http-fixture.js';
 
 let f: Awaited<ReturnType<typeof httpFixture>>;

@@ -138,8 +138,10 @@ export async function planDecision(
       effects.push(await describeStep(ctx, p, s));
     }
     if (decision === 'reject' && p.kind === 'conflict' && !bad) {
-      const first = storedSteps(p, 'accept').steps[0];
-      const value = first && 'abstract' in first ? first.abstract : undefined;
+      // The proposed value is the conflict's first step, even when a later one is malformed.
+      const raw = ((p.draft ?? {}) as { accept?: unknown }).accept;
+      const first = PlanStep.safeParse(Array.isArray(raw) ? raw[0] : undefined);
+      const value = first.success && 'abstract' in first.data ? first.data.abstract : undefined;
       if (value && normalizeValue(value) !== '') {
         tombstone = value;
         effects.push(

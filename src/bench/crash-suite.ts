@@ -8,6 +8,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gitCommit, machine } from './harness.js';
+import { runAdversary, type AdversaryReport } from './reliability/adversary.js';
+import { THREAT_MODEL } from './reliability/threat-model.js';
 import { runConcurrency, type ConcurrencyReport } from './reliability/concurrency.js';
 import { runFuzz, type FuzzReport } from './reliability/fuzz.js';
 import { runHostile, type HostileReport } from './reliability/hostile.js';
@@ -26,6 +28,7 @@ export interface ReliabilityResult {
   concurrency: ConcurrencyReport;
   hostile: HostileReport;
   fuzz: FuzzReport;
+  adversary: AdversaryReport;
   /** Bugs this suite found, and the fix for each (kept with the figures). */
   found: string[];
 }
@@ -120,6 +123,29 @@ ${f.iterations} iterations in all; problems: ${f.problems.length === 0 ? 'none' 
 HTTP abuse (requests without a token, cross-origin writes, oversized bodies, slow clients, a
 bounded load test) is not covered yet: the HTTP server is not on this branch.
 
+## Adversary: attacks through the real entry points
+
+Each case is an attack run as an attacker would (a same-user process editing the store, a hostile
+bundle, an agent in a session over the CLI, MCP or a hook), paired in the same fixture with the
+legitimate action that must still work. The cases are \`test/adversary-*.test.ts\`, run here
+from the built tests; \`npm test\` runs the same files.
+
+${rows(
+  r.adversary.parts.map((p) => ({
+    file: `\`${p.file}\``,
+    cases: p.cases,
+    held: p.held,
+    skipped: p.skipped,
+  })),
+  ['file', 'cases', 'held', 'skipped'],
+)}
+
+${r.adversary.cases} cases, ${r.adversary.held} held, ${r.adversary.skipped} skipped; failures: ${
+    r.adversary.parts.flatMap((p) => p.failed).join('; ') || 'none'
+  }.
+
+${THREAT_MODEL}
+
 ## Found and fixed by this suite
 
 ${r.found.map((x) => `- ${x}`).join('\n')}
@@ -155,6 +181,8 @@ async function main(): Promise<void> {
   const hostile = await runHostile(path.join(work, 'hostile'));
   process.stderr.write('fuzz…\n');
   const fuzz = await runFuzz(Number(values['fuzz-runs']), work);
+  process.stderr.write('adversary…\n');
+  const adversary = runAdversary(path.join(ROOT, 'dist', 'test'), process.env);
   const result: ReliabilityResult = {
     benchmark: 'reliability',
     command: `crash-suite --points ${values.points} --seed ${values.seed} --fuzz-runs ${values['fuzz-runs']}`,
@@ -166,6 +194,7 @@ async function main(): Promise<void> {
     concurrency,
     hostile,
     fuzz,
+    adversary,
     found: FOUND_AND_FIXED,
   };
   const out = path.resolve(ROOT, values.out!);
@@ -174,9 +203,13 @@ async function main(): Promise<void> {
   fs.writeFileSync(path.resolve(ROOT, values.doc!), renderDoc(result));
   fs.rmSync(work, { recursive: true, force: true });
   const failed =
-    kill.failed + concurrency.problems.length + hostile.problems.length + fuzz.problems.length;
+    kill.failed +
+    concurrency.problems.length +
+    hostile.problems.length +
+    fuzz.problems.length +
+    (adversary.cases - adversary.held - adversary.skipped);
   process.stdout.write(
-    `kill points ${kill.points} (killed ${kill.killed}, survived ${kill.survived}, failed ${kill.failed}); concurrency problems ${concurrency.problems.length}; hostile ${hostile.tried} tried, problems ${hostile.problems.length}; fuzz ${fuzz.iterations} iterations, problems ${fuzz.problems.length}\nwrote ${out} and ${values.doc}\n`,
+    `kill points ${kill.points} (killed ${kill.killed}, survived ${kill.survived}, failed ${kill.failed}); concurrency problems ${concurrency.problems.length}; hostile ${hostile.tried} tried, problems ${hostile.problems.length}; fuzz ${fuzz.iterations} iterations, problems ${fuzz.problems.length}; adversary ${adversary.cases} cases, ${adversary.held} held\nwrote ${out} and ${values.doc}\n`,
   );
   if (failed > 0) process.exitCode = 1;
 }

@@ -1,5 +1,6 @@
 // Tombstone keys survive respelling (case, width, homoglyphs, zero-width characters, spacing,
-// punctuation) and the near-duplicate check refuses restatements while a different value passes.
+// punctuation, digits of other scripts) and the near-duplicate check refuses restatements while
+// a different value passes.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
@@ -339,4 +340,65 @@ test('contentKey is shared by every near duplicate and differs for another value
   assert.notEqual(contentKey(SCOPE, 'Deploy region is us-east-2'), key);
   assert.notEqual(contentKey('global', 'Deploy region is us-east-1'), key);
   assert.equal(contentKey(SCOPE, 'yes, please, just the'), null);
+});
+
+// --- look-alike respellings ---------------------------------------------------------------------
+
+const STAGING = 'The staging database password rotates every 90 days';
+const staging = () => tombstone(SCOPE, STAGING);
+const refusedBy = (t: Tombstone, text: string) => matchTombstone([t], SCOPE, text) === t;
+
+/** Every Unicode decimal digit (\p{Nd}), in runs of ten that start at zero. */
+const DIGIT_ZEROS: number[] = [];
+for (let cp = 0; cp <= 0x10ffff; cp++) {
+  if (cp >= 0xd800 && cp <= 0xdfff) continue;
+  const is = (c: number) => /\p{Nd}/u.test(String.fromCodePoint(c));
+  if (is(cp) && !(DIGIT_ZEROS.length > 0 && cp - DIGIT_ZEROS.at(-1)! < 10)) DIGIT_ZEROS.push(cp);
+}
+const inScript = (n: number, zero: number) =>
+  [...String(n)].map((d) => String.fromCodePoint(zero + Number(d))).join('');
+
+test('digits of every script fold to their ASCII value (٩٠ is 90, ९० is 90, ٣٠ is 30)', () => {
+  assert.ok(DIGIT_ZEROS.length >= 60, `${DIGIT_ZEROS.length} digit sets`);
+  for (const zero of DIGIT_ZEROS) {
+    for (let d = 0; d <= 9; d++)
+      assert.equal(normalizeValue(String.fromCodePoint(zero + d)), String(d), zero.toString(16));
+  }
+  assert.equal(normalizeValue('every ٩٠ days'), 'every 90 days'); // Arabic-Indic
+  assert.equal(normalizeValue('every ۹۰ days'), 'every 90 days'); // Extended Arabic-Indic
+  assert.equal(normalizeValue('every ९० days'), 'every 90 days'); // Devanagari
+  assert.equal(normalizeValue('every ৯০ days'), 'every 90 days'); // Bengali
+  assert.equal(normalizeValue('every ๙๐ days'), 'every 90 days'); // Thai
+  assert.equal(normalizeValue('every ９０ days'), 'every 90 days'); // fullwidth
+  assert.equal(normalizeValue('limit ٣,٠٠٠ rps'), 'limit 3000 rps');
+  const t = staging();
+  assert.ok(refusedBy(t, 'The staging database password rotates every ٩٠ days'));
+  assert.ok(refusedBy(t, 'The staging database password rotates every ९० days'));
+  // Controls: another number, in any script, is another value.
+  assert.equal(
+    matchTombstone([t], SCOPE, 'The staging database password rotates every ٣٠ days'),
+    null,
+  );
+  assert.equal(
+    matchTombstone([t], SCOPE, 'The staging database password rotates every ९ days'),
+    null,
+  );
+});
+
+test('property: a number written in another script is refused; another number is accepted', () => {
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...DIGIT_ZEROS),
+      fc.integer({ min: 0, max: 99999 }),
+      fc.integer({ min: 0, max: 99999 }),
+      fc.shuffledSubarray(CONTENT, { minLength: 2, maxLength: 4 }),
+      (zero, n, m, words) => {
+        const t = tombstone(SCOPE, `${words.join(' ')} every ${n} days`);
+        const same = `${words.join(' ')} every ${inScript(n, zero)} days`;
+        assert.equal(matchTombstone([t], SCOPE, same), t, same);
+        const other = `${words.join(' ')} every ${inScript(m, zero)} days`;
+        assert.equal(matchTombstone([t], SCOPE, other) === t, n === m, other);
+      },
+    ),
+  );
 });

@@ -1,7 +1,8 @@
 // Tombstone value normalisation and matching (DESIGN §2, invariant 8): a rejected value must stay
 // rejected when it comes back respelled (case, width, homoglyphs, zero-width characters, spacing,
-// punctuation) or restated (filler words added or removed, clauses reordered), while a different
-// value (another number, version, name, region, a negation) must pass. Pure: no I/O.
+// punctuation, digits of another script) or restated (filler words added or removed, clauses
+// reordered), while a different value (another number, version, name, region, a negation) must
+// pass. Pure: no I/O, no module state.
 import { confusableSkeleton } from './confusables.js';
 import { sha256 } from './hash.js';
 import type { Actor } from './types.js';
@@ -31,23 +32,49 @@ function caseFold(text: string): string {
   return text.toLowerCase().replace(/[ßẞſς]/g, (ch) => SPECIAL_FOLDS[ch] ?? ch);
 }
 
+const DECIMAL_DIGIT = /^\p{Nd}$/u;
+
 /**
- * The canonical form a tombstone is keyed on: invisible characters removed, NFKC, Latin
- * diacritics dropped, confusable skeleton, case folded, punctuation and whitespace folded.
- * Idempotent: normalizeValue(normalizeValue(x)) === normalizeValue(x).
+ * Decimal digits of every script (Arabic-Indic ٩٠, Devanagari ९०, Bengali, Thai, …) → ASCII, so
+ * "every ٩٠ days" is the number 90 and "every ٣٠ days" the number 30. Unicode encodes decimal
+ * digits only in runs of ten ascending code points that start at zero (a few blocks put runs
+ * back to back), so a digit's value is its distance from the start of its run, modulo ten.
  */
-export function normalizeValue(text: string): string {
+function asciiDigits(text: string): string {
+  return text.replace(/\p{Nd}/gu, (d) => {
+    const cp = d.codePointAt(0)!;
+    if (cp < 0x80) return d;
+    let zero = cp;
+    while (DECIMAL_DIGIT.test(String.fromCodePoint(zero - 1))) zero--;
+    return String((cp - zero) % 10);
+  });
+}
+
+/** normalizeValue before punctuation is folded (leetspeak matching needs `@`, `$`, `!`, `|`). */
+function canonical(text: string): string {
   let t = stripInvisible(text).normalize('NFKD').replace(DIACRITICS, '').normalize('NFKC');
   t = confusableSkeleton(t);
   // Folding can produce new decomposable or look-alike forms (İ → i̇, Cherokee capitals).
   t = caseFold(t).normalize('NFKD').replace(DIACRITICS, '').normalize('NFKC');
-  t = confusableSkeleton(t).toLowerCase();
+  t = asciiDigits(confusableSkeleton(t).toLowerCase());
   return t
     .replace(/(?<=[\p{L}\p{N}])'(?=[\p{L}\p{N}])/gu, '') // don't → dont
-    .replace(/(?<=\p{N}),(?=\p{N})/gu, '') // 1,000 → 1000
-    .replace(PUNCTUATION, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+    .replace(/(?<=\p{N}),(?=\p{N})/gu, ''); // 1,000 → 1000
+}
+
+/** The last step of normalizeValue, for text that is canonical already. */
+function foldPunctuation(canon: string): string {
+  return canon.replace(PUNCTUATION, ' ').replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * The canonical form a tombstone is keyed on: invisible characters removed, NFKC, Latin
+ * diacritics dropped, confusable skeleton, case folded, decimal digits of any script made ASCII,
+ * punctuation and whitespace folded.
+ * Idempotent: normalizeValue(normalizeValue(x)) === normalizeValue(x).
+ */
+export function normalizeValue(text: string): string {
+  return foldPunctuation(canonical(text));
 }
 
 /** sha256 of scope + NUL + normalised value: the exact-match key of a value tombstone. */
@@ -118,7 +145,10 @@ interface Analysis {
 }
 
 function analyse(text: string): Analysis {
-  const norm = normalizeValue(text);
+  return analyseNorm(normalizeValue(text));
+}
+
+function analyseNorm(norm: string): Analysis {
   const content = new Set<string>();
   const connective = new Set<string>();
   for (const word of norm.split(' ')) {

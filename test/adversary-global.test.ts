@@ -132,6 +132,25 @@ describe('a value forgotten in a project does not come back through global', () 
     }
   });
 
+  it('in the body of a global memory from B, it is withheld in A and served in B', () => {
+    const g = w.json<{ id: string }>(
+      [
+        'remember',
+        '--global',
+        '--type',
+        'reference',
+        '--abstract',
+        'Staging runbook notes',
+        '--body',
+        `Access\n\n${VALUE}, so fetch it from the vault first.`,
+      ],
+      b,
+    ).id;
+    assert.ok(ids(w.json(['recall', 'staging runbook notes'], b)).includes(g));
+    assert.ok(!ids(w.json(['recall', 'staging runbook notes'], a)).includes(g));
+    assert.equal(w.cli(['read', g], { cwd: a }).code, 1);
+  });
+
   it('a value forgotten in global is refused in every project; another value is not', () => {
     const g = w.json<{ id: string }>(
       ['remember', '--global', '--type', 'fact', '--abstract', 'Deploys freeze on Fridays'],

@@ -1,11 +1,14 @@
 // Tombstone keys survive respelling (case, width, homoglyphs, zero-width characters, spacing,
-// punctuation) and the near-duplicate check refuses restatements while a different value passes.
+// punctuation, digits of other scripts) and the near-duplicate check refuses restatements and
+// look-alike respellings (letters spaced out, words split or joined, leetspeak), in an abstract
+// or inside a body, while a different value passes. Each refusal is paired with a control.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import {
   contentKey,
   matchTombstone,
+  matchTombstoneInPassage,
   nearDuplicate,
   normalizeValue,
   tombstoneKey,
@@ -339,4 +342,378 @@ test('contentKey is shared by every near duplicate and differs for another value
   assert.notEqual(contentKey(SCOPE, 'Deploy region is us-east-2'), key);
   assert.notEqual(contentKey('global', 'Deploy region is us-east-1'), key);
   assert.equal(contentKey(SCOPE, 'yes, please, just the'), null);
+});
+
+// --- look-alike respellings ---------------------------------------------------------------------
+
+const STAGING = 'The staging database password rotates every 90 days';
+const staging = () => tombstone(SCOPE, STAGING);
+const refusedBy = (t: Tombstone, text: string) => matchTombstone([t], SCOPE, text) === t;
+
+/** Every Unicode decimal digit (\p{Nd}), in runs of ten that start at zero. */
+const DIGIT_ZEROS: number[] = [];
+for (let cp = 0; cp <= 0x10ffff; cp++) {
+  if (cp >= 0xd800 && cp <= 0xdfff) continue;
+  const is = (c: number) => /\p{Nd}/u.test(String.fromCodePoint(c));
+  if (is(cp) && !(DIGIT_ZEROS.length > 0 && cp - DIGIT_ZEROS.at(-1)! < 10)) DIGIT_ZEROS.push(cp);
+}
+const inScript = (n: number, zero: number) =>
+  [...String(n)].map((d) => String.fromCodePoint(zero + Number(d))).join('');
+
+test('digits of every script fold to their ASCII value (٩٠ is 90, ९० is 90, ٣٠ is 30)', () => {
+  assert.ok(DIGIT_ZEROS.length >= 60, `${DIGIT_ZEROS.length} digit sets`);
+  for (const zero of DIGIT_ZEROS) {
+    for (let d = 0; d <= 9; d++)
+      assert.equal(normalizeValue(String.fromCodePoint(zero + d)), String(d), zero.toString(16));
+  }
+  assert.equal(normalizeValue('every ٩٠ days'), 'every 90 days'); // Arabic-Indic
+  assert.equal(normalizeValue('every ۹۰ days'), 'every 90 days'); // Extended Arabic-Indic
+  assert.equal(normalizeValue('every ९० days'), 'every 90 days'); // Devanagari
+  assert.equal(normalizeValue('every ৯০ days'), 'every 90 days'); // Bengali
+  assert.equal(normalizeValue('every ๙๐ days'), 'every 90 days'); // Thai
+  assert.equal(normalizeValue('every ９０ days'), 'every 90 days'); // fullwidth
+  assert.equal(normalizeValue('limit ٣,٠٠٠ rps'), 'limit 3000 rps');
+  const t = staging();
+  assert.ok(refusedBy(t, 'The staging database password rotates every ٩٠ days'));
+  assert.ok(refusedBy(t, 'The staging database password rotates every ९० days'));
+  // Controls: another number, in any script, is another value.
+  assert.equal(
+    matchTombstone([t], SCOPE, 'The staging database password rotates every ٣٠ days'),
+    null,
+  );
+  assert.equal(
+    matchTombstone([t], SCOPE, 'The staging database password rotates every ९ days'),
+    null,
+  );
+});
+
+test('property: a number written in another script is refused; another number is accepted', () => {
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...DIGIT_ZEROS),
+      fc.integer({ min: 0, max: 99999 }),
+      fc.integer({ min: 0, max: 99999 }),
+      fc.shuffledSubarray(CONTENT, { minLength: 2, maxLength: 4 }),
+      (zero, n, m, words) => {
+        const t = tombstone(SCOPE, `${words.join(' ')} every ${n} days`);
+        const same = `${words.join(' ')} every ${inScript(n, zero)} days`;
+        assert.equal(matchTombstone([t], SCOPE, same), t, same);
+        const other = `${words.join(' ')} every ${inScript(m, zero)} days`;
+        assert.equal(matchTombstone([t], SCOPE, other) === t, n === m, other);
+      },
+    ),
+  );
+});
+
+test('letters spaced out are refused; spaced out with another value they are accepted', () => {
+  const t = staging();
+  for (const v of [
+    'The staging database p a s s w o r d rotates every 90 days',
+    'The s t a g i n g database password rotates every 90 days',
+    'The s.t.a.g.i.n.g d_a_t_a_b_a_s_e p-a-s-s-w-o-r-d rotates every 90 days',
+    'T h e s t a g i n g d a t a b a s e p a s s w o r d r o t a t e s e v e r y 9 0 d a y s',
+    'The staging database password rotates every 9 0 days', // single digits spaced out
+    'The staging database p|a|s|s|w|o|r|d rotates every 90 days', // symbols as separators
+    'The s$t$a$g$i$n$g d@a@t@a@b@a@s@e p@ss|w|o|r|d rotates every 90 days',
+  ])
+    assert.ok(refusedBy(t, v), v);
+  for (const v of [
+    'The s t a g i n g database password rotates every 30 days',
+    'The p r o d u c t i o n database password rotates every 90 days',
+    'The staging database p a s s w o r d rotates every 9 days',
+    'The staging database password rotates every 9 00 days', // two numbers, not 900 nor 90
+  ])
+    assert.equal(matchTombstone([t], SCOPE, v), null, v);
+});
+
+const SEPARATORS = [
+  ' ',
+  '.',
+  '-',
+  '_',
+  '/',
+  ' . ',
+  '·',
+  ',',
+  '*',
+  ' - ',
+  '\u00A0',
+  '~',
+  '|',
+  '@',
+  '$',
+  '!',
+];
+const LETTER_WORD = /^[a-z]{2,}$/i;
+
+/** base with the chosen words' letters spaced out by a separator. */
+function spaceOut(base: string, picks: boolean[], sep: string): string {
+  return base
+    .split(' ')
+    .map((w, i) => (LETTER_WORD.test(w) && picks[i % picks.length] ? [...w].join(sep) : w))
+    .join(' ');
+}
+
+test('property: spacing out letters, with any separator, is refused; another value is accepted', () => {
+  fc.assert(
+    fc.property(
+      fc.shuffledSubarray(CONTENT, { minLength: 2, maxLength: 4 }),
+      fc.integer({ min: 0, max: 9999 }),
+      fc.integer({ min: 0, max: 9999 }),
+      fc.constantFrom(...NAMES),
+      fc.constantFrom(...NAMES),
+      fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }),
+      fc.constantFrom(...SEPARATORS),
+      (words, n, m, nameA, nameB, picks, sep) => {
+        const t = tombstone(SCOPE, `${words.join(' ')} ${n} owned by ${nameA}`);
+        const same = spaceOut(`${words.join(' ')} ${n} owned by ${nameA}`, picks, sep);
+        assert.equal(matchTombstone([t], SCOPE, same), t, same);
+        const other = spaceOut(`${words.join(' ')} ${m} owned by ${nameB}`, picks, sep);
+        assert.equal(matchTombstone([t], SCOPE, other) === t, n === m && nameA === nameB, other);
+      },
+    ),
+  );
+});
+
+test('words split or joined are refused; split or joined with another value they are accepted', () => {
+  const t = staging();
+  for (const v of [
+    'The stag-ing data-base password rotates every 90 days',
+    'The staging data base password rotates every 90 days',
+    'The stagingdatabase password rotates every 90 days',
+    'The staging_database pass.word rotates every 90days',
+    'thestagingdatabasepasswordrotatesevery90days',
+    'every 90 days the stag ing data base password basically rotates', // and reordered
+  ])
+    assert.ok(refusedBy(t, v), v);
+  for (const v of [
+    'The staging data base password rotates every 60 days',
+    'The stagingdatabase password rotates every 900 days',
+    'The staging data base password rotates every 90 days in eu-west-1',
+    'The staging database password never rotates every 90 days',
+    'thestagingdatabasepasswordrotatesevery9days',
+  ])
+    assert.equal(matchTombstone([t], SCOPE, v), null, v);
+  // A cut never falls inside a number, and two numbers are never joined.
+  const port = tombstone(SCOPE, 'The proxy port is 8080');
+  assert.ok(refusedBy(port, 'theproxyport is 8080'));
+  assert.equal(matchTombstone([port], SCOPE, 'The proxy port is 80 80'), null);
+  assert.equal(matchTombstone([port], SCOPE, 'The proxy port is 808'), null);
+  assert.equal(matchTombstone([port], SCOPE, 'The proxy port is 80800'), null);
+  const short = tombstone(SCOPE, 'The proxy port is 80');
+  assert.ok(refusedBy(short, 'The proxyport is 8 0'));
+  assert.equal(matchTombstone([short], SCOPE, 'The proxy port is 8080'), null, 'not 80 twice');
+});
+
+/** base with some words split inside (by a separator) and some adjacent words run together. */
+function splitJoin(base: string, cuts: [number, number, number][]): string {
+  let words = base.split(' ');
+  for (const [at, pos, how] of cuts) {
+    const i = at % words.length;
+    const w = words[i]!;
+    if (how % 3 === 0 && i + 1 < words.length) {
+      words = [...words.slice(0, i), w + words[i + 1]!, ...words.slice(i + 2)];
+    } else if (LETTER_WORD.test(w) && w.length >= 2) {
+      const k = 1 + (pos % (w.length - 1));
+      const sep = ['-', ' ', '_', '.'][how % 4]!;
+      words[i] = w.slice(0, k) + sep + w.slice(k);
+    }
+  }
+  return words.join(' ');
+}
+
+test('property: splitting or joining words is refused; another value is accepted', () => {
+  fc.assert(
+    fc.property(
+      fc.shuffledSubarray(CONTENT, { minLength: 2, maxLength: 4 }),
+      fc.integer({ min: 0, max: 9999 }),
+      fc.integer({ min: 0, max: 9999 }),
+      fc.constantFrom(...NAMES),
+      fc.constantFrom(...NAMES),
+      fc.array(fc.tuple(fc.nat(), fc.nat(), fc.nat()), { minLength: 1, maxLength: 4 }),
+      (words, n, m, nameA, nameB, cuts) => {
+        const t = tombstone(SCOPE, `${words.join(' ')} ${n} owned by ${nameA}`);
+        const same = splitJoin(`${words.join(' ')} ${n} owned by ${nameA}`, cuts);
+        assert.equal(matchTombstone([t], SCOPE, same), t, same);
+        const other = splitJoin(`${words.join(' ')} ${m} owned by ${nameB}`, cuts);
+        assert.equal(matchTombstone([t], SCOPE, other) === t, n === m && nameA === nameB, other);
+      },
+    ),
+  );
+});
+
+test('digits and symbols for letters (leetspeak) are refused; a standalone number stays a number', () => {
+  const t = staging();
+  for (const v of [
+    'The stag1ng databa5e passw0rd rotates every 90 days',
+    'The 5tag1ng d@t@b4s3 p@$$w0rd r0t4t3s 3v3ry 90 d4y5',
+    'Th3 st4g!ng d4t4b4se p4ssw0rd r07ates every 90 days',
+    'The 5tag1ng databa5e pass w0rd rotates every ٩٠ days', // and split, and Arabic-Indic digits
+  ])
+    assert.ok(refusedBy(t, v), v);
+  for (const v of [
+    'The stag1ng databa5e passw0rd rotates every 30 days',
+    'The stag1ng databa5e passw0rd rotates every 9o days', // a letter is not a digit
+    'The 5tag1ng databa5e passw0rd rotates every 90 weeks',
+  ])
+    assert.equal(matchTombstone([t], SCOPE, v), null, v);
+  // A number standing alone is never read as a letter, nor a word of only digits as a word.
+  const plan = tombstone(SCOPE, 'Billing uses plan A for startups');
+  assert.ok(refusedBy(plan, 'Billing uses pl4n A for 5tartups'));
+  assert.equal(matchTombstone([plan], SCOPE, 'Billing uses plan 4 for startups'), null);
+  assert.equal(matchTombstone([plan], SCOPE, 'Billing uses plan4 for startups'), null);
+  // A word of the value that mixes letters and digits is an identifier: exact characters only.
+  const commit = tombstone(SCOPE, 'Deploy pins commit 3f2a9cb');
+  assert.equal(matchTombstone([commit], SCOPE, 'Deploy pins commit 3f2a9c8'), null);
+  assert.ok(refusedBy(commit, 'D3ploy p1ns commit 3f2a9cb'));
+  // Versions and regions stay themselves.
+  const node = tombstone(SCOPE, 'Staging runs node v2.3 in us-east-1');
+  assert.ok(refusedBy(node, 'St4ging runs n0de v2.3 in us-ea5t-1'));
+  assert.equal(matchTombstone([node], SCOPE, 'St4ging runs n0de v2.4 in us-ea5t-1'), null);
+  assert.equal(matchTombstone([node], SCOPE, 'St4ging runs n0de v2.3 in us-ea5t-2'), null);
+});
+
+const LEET_OF: Record<string, string[]> = {
+  a: ['4', '@'],
+  b: ['8'],
+  e: ['3'],
+  g: ['9'],
+  i: ['1', '!'],
+  l: ['1', '|'],
+  o: ['0'],
+  s: ['5', '$'],
+  t: ['7'],
+};
+
+/** base with letters of its letter-words swapped for leetspeak, each word keeping a real letter. */
+function leet(base: string, picks: number[]): string {
+  let k = 0;
+  return base
+    .split(' ')
+    .map((w) => {
+      if (!LETTER_WORD.test(w)) return w;
+      const chars = [...w].map((ch) => {
+        const options = LEET_OF[ch];
+        const pick = picks[k++ % picks.length]!;
+        return options && pick % 2 === 0 ? options[pick % options.length]! : ch;
+      });
+      if (chars.every((ch, i) => ch !== w[i])) chars[0] = w[0]!;
+      return chars.join('');
+    })
+    .join(' ');
+}
+
+test('property: leetspeak inside words is refused; another number or name is accepted', () => {
+  fc.assert(
+    fc.property(
+      fc.shuffledSubarray(CONTENT, { minLength: 2, maxLength: 4 }),
+      fc.integer({ min: 0, max: 9999 }),
+      fc.integer({ min: 0, max: 9999 }),
+      fc.constantFrom(...NAMES),
+      fc.constantFrom(...NAMES),
+      fc.array(fc.nat(), { minLength: 16, maxLength: 16 }),
+      (words, n, m, nameA, nameB, picks) => {
+        const t = tombstone(SCOPE, `${words.join(' ')} every ${n} days owned by ${nameA}`);
+        const same = leet(`${words.join(' ')} every ${n} days owned by ${nameA}`, picks);
+        assert.equal(matchTombstone([t], SCOPE, same), t, same);
+        const other = leet(`${words.join(' ')} every ${m} days owned by ${nameB}`, picks);
+        assert.equal(matchTombstone([t], SCOPE, other) === t, n === m && nameA === nameB, other);
+      },
+    ),
+  );
+});
+
+test('property: respellings combined (spaced, split, leet, other digits) are refused; another version is accepted', () => {
+  fc.assert(
+    fc.property(
+      fc.shuffledSubarray(CONTENT, { minLength: 2, maxLength: 4 }),
+      fc.tuple(fc.nat(9), fc.nat(9), fc.nat(20)),
+      fc.constantFrom(...DIGIT_ZEROS),
+      fc.array(fc.nat(), { minLength: 16, maxLength: 16 }),
+      fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }),
+      fc.constantFrom(...SEPARATORS),
+      (words, [major, minor, patch], zero, picks, spaced, sep) => {
+        const v = (p: number) => `${major}.${minor}.${p}`;
+        const t = tombstone(SCOPE, `pin ${words.join(' ')} to ${v(patch)}`);
+        const respell = (p: number) =>
+          spaceOut(leet(`pin ${words.join(' ')} to`, picks), spaced, sep) +
+          ` ${[...v(p)].map((ch) => (ch === '.' ? ch : inScript(Number(ch), zero))).join('')}`;
+        assert.equal(matchTombstone([t], SCOPE, respell(patch)), t, respell(patch));
+        assert.equal(matchTombstone([t], SCOPE, respell(patch + 1)), null, respell(patch + 1));
+      },
+    ),
+  );
+});
+
+// --- rejected values inside a body ------------------------------------------------------------
+
+const inBody = (t: Tombstone, body: string) => matchTombstoneInPassage([t], SCOPE, body) === t;
+
+test('a body that repeats the rejected value is refused; a body with another value is accepted', () => {
+  const t = staging();
+  for (const body of [
+    STAGING,
+    'Rotation notes.\n\nThe staging database password rotates every 90 days, per the ops handbook.',
+    'Per ops the staging database\npassword rotates every 90 days and that is final.', // wrapped
+    '- item one\n- the stag1ng data base passw0rd rotates every ٩٠ days\n- item three',
+    'Some context first. Every 90 days the staging database password rotates. More after.',
+    'No, the staging database password rotates every 90 days.', // "No" ends its own clause
+    'Note: t h e s t a g i n g d a t a b a s e p a s s w o r d rotates every 90 days',
+  ])
+    assert.ok(inBody(t, body), JSON.stringify(body));
+  for (const body of [
+    '',
+    'Per ops the staging database password rotates every 30 days and that is final.',
+    'Per ops the staging database password rotates every ٣٠ days.',
+    'The staging database password is rotated by the vault job. It runs every 90 days.',
+    'The production database password rotates every 90 days.',
+    'The staging database password does not rotate every 90 days.',
+    'We never rotate the staging database password every 90 days.',
+  ])
+    assert.equal(matchTombstoneInPassage([t], SCOPE, body), null, JSON.stringify(body));
+  // A negation right before the value, in the same clause, makes it another value.
+  const migrate = tombstone(SCOPE, 'Run migrations before deploy');
+  assert.equal(
+    matchTombstoneInPassage([migrate], SCOPE, 'We never run migrations before deploy.'),
+    null,
+  );
+  assert.equal(
+    matchTombstoneInPassage([migrate], SCOPE, 'Do not run migrations before deploy.'),
+    null,
+  );
+  assert.ok(inBody(migrate, 'Checklist: we always run migrations before deploy, then smoke test.'));
+  assert.ok(inBody(migrate, 'Not negotiable; run migrations before deploy, then smoke test.'));
+  // Only the tombstone's own scope counts.
+  assert.equal(matchTombstoneInPassage([t], 'global', STAGING), null);
+});
+
+test('a short rejected value is matched by a sentence or line of the body, not by a mention', () => {
+  const t = tombstone(SCOPE, 'Use npm');
+  assert.ok(inBody(t, 'Installing.\n\nUse npm.\n\nThen build.'));
+  assert.ok(inBody(t, 'Steps:\n- use n p m\n- build'));
+  assert.equal(matchTombstoneInPassage([t], SCOPE, 'We use pnpm, not npm, for installs.'), null);
+  assert.equal(matchTombstoneInPassage([t], SCOPE, 'Never use npm here.'), null);
+});
+
+const FILLER_TEXT = ['the', 'config', 'lives', 'in', 'vault', 'ops', 'said', 'so', 'yesterday'];
+
+test('property: the rejected value anywhere in a body is refused; with another number it is accepted', () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.constantFrom(...FILLER_TEXT), { maxLength: 12 }),
+      fc.array(fc.constantFrom(...FILLER_TEXT), { maxLength: 12 }),
+      fc.constantFrom(' ', '. ', '\n', '\n\n', ': ', ', '),
+      fc.shuffledSubarray(CONTENT, { minLength: 2, maxLength: 4 }),
+      fc.integer({ min: 0, max: 9999 }),
+      fc.integer({ min: 0, max: 9999 }),
+      (before, after, sep, words, n, m) => {
+        const value = (k: number) => `${words.join(' ')} every ${k} days`;
+        const t = tombstone(SCOPE, value(n));
+        const body = (k: number) =>
+          [before.join(' '), value(k), after.join(' ')].filter((x) => x !== '').join(sep);
+        assert.equal(matchTombstoneInPassage([t], SCOPE, body(n)), t, body(n));
+        assert.equal(matchTombstoneInPassage([t], SCOPE, body(m)) === t, n === m, body(m));
+      },
+    ),
+  );
 });

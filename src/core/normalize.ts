@@ -1,7 +1,9 @@
 // Tombstone value normalisation and matching (DESIGN §2, invariant 8): a rejected value must stay
 // rejected when it comes back respelled (case, width, homoglyphs, zero-width characters, spacing,
-// punctuation) or restated (filler words added or removed, clauses reordered), while a different
-// value (another number, version, name, region, a negation) must pass. Pure: no I/O.
+// punctuation, digits of another script, letters spaced out, words split or joined, digits for
+// letters) or restated (filler words added or removed, clauses reordered), in the abstract or
+// inside a body, while a different value (another number, version, name, region, a negation)
+// must pass. Pure: no I/O, no module state.
 import { confusableSkeleton } from './confusables.js';
 import { sha256 } from './hash.js';
 import type { Actor } from './types.js';
@@ -31,23 +33,49 @@ function caseFold(text: string): string {
   return text.toLowerCase().replace(/[ßẞſς]/g, (ch) => SPECIAL_FOLDS[ch] ?? ch);
 }
 
+const DECIMAL_DIGIT = /^\p{Nd}$/u;
+
 /**
- * The canonical form a tombstone is keyed on: invisible characters removed, NFKC, Latin
- * diacritics dropped, confusable skeleton, case folded, punctuation and whitespace folded.
- * Idempotent: normalizeValue(normalizeValue(x)) === normalizeValue(x).
+ * Decimal digits of every script (Arabic-Indic ٩٠, Devanagari ९०, Bengali, Thai, …) → ASCII, so
+ * "every ٩٠ days" is the number 90 and "every ٣٠ days" the number 30. Unicode encodes decimal
+ * digits only in runs of ten ascending code points that start at zero (a few blocks put runs
+ * back to back), so a digit's value is its distance from the start of its run, modulo ten.
  */
-export function normalizeValue(text: string): string {
+function asciiDigits(text: string): string {
+  return text.replace(/\p{Nd}/gu, (d) => {
+    const cp = d.codePointAt(0)!;
+    if (cp < 0x80) return d;
+    let zero = cp;
+    while (DECIMAL_DIGIT.test(String.fromCodePoint(zero - 1))) zero--;
+    return String((cp - zero) % 10);
+  });
+}
+
+/** normalizeValue before punctuation is folded (leetspeak matching needs `@`, `$`, `!`, `|`). */
+function canonical(text: string): string {
   let t = stripInvisible(text).normalize('NFKD').replace(DIACRITICS, '').normalize('NFKC');
   t = confusableSkeleton(t);
   // Folding can produce new decomposable or look-alike forms (İ → i̇, Cherokee capitals).
   t = caseFold(t).normalize('NFKD').replace(DIACRITICS, '').normalize('NFKC');
-  t = confusableSkeleton(t).toLowerCase();
+  t = asciiDigits(confusableSkeleton(t).toLowerCase());
   return t
     .replace(/(?<=[\p{L}\p{N}])'(?=[\p{L}\p{N}])/gu, '') // don't → dont
-    .replace(/(?<=\p{N}),(?=\p{N})/gu, '') // 1,000 → 1000
-    .replace(PUNCTUATION, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+    .replace(/(?<=\p{N}),(?=\p{N})/gu, ''); // 1,000 → 1000
+}
+
+/** The last step of normalizeValue, for text that is canonical already. */
+function foldPunctuation(canon: string): string {
+  return canon.replace(PUNCTUATION, ' ').replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * The canonical form a tombstone is keyed on: invisible characters removed, NFKC, Latin
+ * diacritics dropped, confusable skeleton, case folded, decimal digits of any script made ASCII,
+ * punctuation and whitespace folded.
+ * Idempotent: normalizeValue(normalizeValue(x)) === normalizeValue(x).
+ */
+export function normalizeValue(text: string): string {
+  return foldPunctuation(canonical(text));
 }
 
 /** sha256 of scope + NUL + normalised value: the exact-match key of a value tombstone. */
@@ -118,7 +146,10 @@ interface Analysis {
 }
 
 function analyse(text: string): Analysis {
-  const norm = normalizeValue(text);
+  return analyseNorm(normalizeValue(text));
+}
+
+function analyseNorm(norm: string): Analysis {
   const content = new Set<string>();
   const connective = new Set<string>();
   for (const word of norm.split(' ')) {
@@ -223,19 +254,469 @@ export interface Tombstone {
   memory: string | null;
 }
 
+/**
+ * The tombstones of one scope, prepared once to check many texts against them (a write checks
+ * its abstract, body and fields; a read checks every candidate it serves).
+ */
+export interface TombstoneMatcher {
+  /** The tombstone `text` runs into: exact key first, then a near-duplicate or respelling. */
+  value(text: string): Tombstone | null;
+  /**
+   * The tombstone a passage (a body, a field value) repeats, or null. A passage repeats a
+   * rejected value when one of its paragraphs, sentences or lines restates it (as `value`
+   * decides), or when a paragraph, look-alike respellings undone and filler words dropped, holds
+   * all the value's content and connective words in the same order with nothing between them
+   * (for values of at least PASSAGE_RUN_MIN_WORDS such words, two of them content) — unless a
+   * negation comes right before them in the same clause ("we never run migrations before
+   * deploy"). Linear in the passage's length for each tombstone whose words all occur in it.
+   */
+  passage(text: string): Tombstone | null;
+}
+
+export function tombstoneMatcher(
+  tombstones: readonly Tombstone[],
+  scope: string,
+): TombstoneMatcher {
+  const inScope = tombstones.filter((t) => t.scope === scope && t.kind === 'value');
+  const keys = new Map(inScope.map((t) => [t.key, t]));
+  const prepared: [Tombstone, Rejected][] = inScope.map((t) => [t, prepareRejected(t)]);
+  return {
+    value(text) {
+      if (inScope.length === 0) return null;
+      const exact = keys.get(tombstoneKey(scope, text));
+      if (exact) return exact;
+      const candidate = piece(tokenize(text));
+      for (const [t, r] of prepared) if (restates(r, candidate)) return t;
+      return null;
+    },
+    passage(text) {
+      if (inScope.length === 0) return null;
+      const tokens = tokenize(text);
+      if (tokens.length === 0) return null;
+      const whole = compactOf(tokens);
+      let pieces: { paragraphs: Piece[]; others: Piece[] } | null = null;
+      for (const [t, r] of prepared) {
+        // A cheap necessary condition first: every content word of the value occurs somewhere.
+        if (!r.probes.every((x) => whole.includes(x))) continue;
+        pieces ??= splitPassage(tokens);
+        if (pieces.others.some((c) => restates(r, c))) return t;
+        for (const p of pieces.paragraphs) {
+          if (restates(r, p)) return t;
+          if (r.run.length < PASSAGE_RUN_MIN_WORDS || r.analysis.content.size < 2) continue;
+          if (!r.probes.every((x) => p.compact.includes(x))) continue;
+          if (holdsRun(contentWords(resegment(p.tokens, r.vocabulary())), r.run)) return t;
+        }
+      }
+      return null;
+    },
+  };
+}
+
 /** The tombstone `text` runs into in `scope`: exact key first, then a near-duplicate. */
 export function matchTombstone(
   tombstones: readonly Tombstone[],
   scope: string,
   text: string,
 ): Tombstone | null {
-  const key = tombstoneKey(scope, text);
-  const exact = tombstones.find((t) => t.key === key && t.scope === scope);
-  if (exact) return exact;
-  const candidate = analyse(text);
-  for (const t of tombstones) {
-    if (t.scope !== scope || t.kind !== 'value') continue;
-    if (compare(analyse(t.value_norm), candidate, NEAR_DUPLICATE_THRESHOLD).match) return t;
+  return tombstoneMatcher(tombstones, scope).value(text);
+}
+
+/** A passage must hold at least this many content and connective words of the rejected value in
+ * a row for the contiguous-run check; shorter values are matched sentence by sentence only. */
+export const PASSAGE_RUN_MIN_WORDS = 3;
+
+/** The tombstone a passage repeats (see TombstoneMatcher.passage). */
+export function matchTombstoneInPassage(
+  tombstones: readonly Tombstone[],
+  scope: string,
+  text: string,
+): Tombstone | null {
+  return tombstoneMatcher(tombstones, scope).passage(text);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Look-alike respellings. A candidate can keep the rejected words while changing how they are
+// written: letters spaced out ("p a s s w o r d", "s.t.a.g.i.n.g", "s_t_a_g"), words split or
+// joined ("stag-ing", "data base", "stagingdatabase"), digits or symbols for letters
+// ("stag1ng", "5tag1ng", "p@ssw0rd"). Before the near-duplicate comparison the candidate is
+// re-cut against the rejected value's own words: a stretch of ASCII tokens may be read as those
+// words wherever every character matches, a leetspeak character matching only a letter it stands
+// for and only inside a word that keeps at least one real letter. What cannot be re-cut stays
+// the token it was, so a word the rejected value lacks still makes a different value.
+// Numbers keep their identity: a cut never falls inside a number ("900" never holds "90"), two
+// numbers are never joined ("9 00" stays two numbers; only single characters spaced out, as in
+// "9 0", are read together), a number standing alone is never a letter ("plan 4" is not
+// "plan a"), and a word of the value that mixes letters and digits (ec2, k8s, a commit hash) is
+// an identifier that only matches character for character. A full paraphrase, or a number
+// written out in words, is still not caught.
+// ---------------------------------------------------------------------------------------------
+
+/** Leetspeak: the letters a digit or symbol may stand for inside a word. */
+const LEET: ReadonlyMap<string, string> = new Map([
+  ['0', 'o'],
+  ['1', 'il'],
+  ['2', 'z'],
+  ['3', 'e'],
+  ['4', 'a'],
+  ['5', 's'],
+  ['7', 't'],
+  ['8', 'b'],
+  ['9', 'g'],
+  ['@', 'a'],
+  ['$', 's'],
+  ['!', 'i'],
+  ['|', 'il'],
+]);
+
+/**
+ * For the prefilter only: each leetspeak character folds like every letter it may stand for, and
+ * the symbols, which may also be mere separators ("p|a|s|s"), fold to nothing, and so do the
+ * letters they may stand for (a, s, i, l) and those letters' digits (4, 5, 1).
+ */
+const LEET_FOLD: ReadonlyMap<string, string> = new Map([
+  ['0', 'o'],
+  ['2', 'z'],
+  ['3', 'e'],
+  ['7', 't'],
+  ['8', 'b'],
+  ['9', 'g'],
+  ...[...'@$!|asil451'].map((ch): [string, string] => [ch, '']),
+]);
+
+/** A word with the leetspeak symbols kept; a dot only between digits (1.4.3). */
+const LEET_WORD = /(?:[\p{L}\p{N}\p{M}@$!|]|(?<=\p{N})\.(?=\p{N}))+/gu;
+/** Tokens that may be re-cut (words of other scripts stay whole). */
+const SEGMENTABLE = /^[a-z0-9.@$!|]+$/;
+/** Words of a rejected value that re-cutting may produce. */
+const VOCABULARY_WORD = /^[a-z0-9.]+$/;
+/** Leetspeak symbols: folded away as punctuation unless they stand for a letter. */
+const SYMBOLS = '@$!|';
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+
+/** What separates a token from the one before it. */
+const enum Break {
+  None = 0,
+  /** , : ? ( ) " and a dash between spaces: a negation does not reach across it. */
+  Clause = 1,
+  Sentence = 2,
+  Line = 3,
+  Paragraph = 4,
+}
+
+interface Token {
+  /** Canonical text (leetspeak symbols kept), or a word of the rejected value once re-cut. */
+  text: string;
+  brk: Break;
+  /** `text` is a normalised word already (it came from the rejected value). */
+  normal?: boolean;
+}
+
+/** A text (or part of one) ready to compare with rejected values. */
+interface Piece {
+  tokens: Token[];
+  /** Every word character, separators removed, folded by LEET_FOLD: for the prefilter. */
+  compact: string;
+  analysis: () => Analysis;
+}
+
+interface Rejected {
+  analysis: Analysis;
+  /** Content words with their stem's last "y" dropped, folded by LEET_FOLD: each is a
+   * substring of the compact form of any text that restates or contains the value. */
+  probes: string[];
+  /** Content and connective words in order, filler dropped. */
+  run: string[];
+  vocabulary: () => Vocabulary;
+}
+
+const foldLeet = (s: string) => {
+  let out = '';
+  for (const ch of s) out += LEET_FOLD.get(ch) ?? ch;
+  return out;
+};
+
+function breakIn(gap: string, prev: Token | undefined): Break {
+  if (prev === undefined) return Break.None;
+  if (/\n\s*\n/.test(gap)) return Break.Paragraph;
+  if (gap.includes('\n')) return Break.Line;
+  if (/[.!?;]\s/.test(gap) || (prev.text.endsWith('!') && /\s/.test(gap))) return Break.Sentence;
+  if (/[,:?()[\]{}<>"]|\s-|-\s/.test(gap)) return Break.Clause;
+  return Break.None;
+}
+
+/** The canonical text cut into words, leetspeak symbols kept, with what separates them. */
+function tokenize(text: string): Token[] {
+  const canon = canonical(text);
+  const tokens: Token[] = [];
+  let last = 0;
+  for (const m of canon.matchAll(LEET_WORD)) {
+    tokens.push({ text: m[0], brk: breakIn(canon.slice(last, m.index), tokens.at(-1)) });
+    last = m.index + m[0].length;
   }
-  return null;
+  return tokens;
+}
+
+const compactOf = (tokens: readonly Token[]) => foldLeet(tokens.map((t) => t.text).join(''));
+
+function piece(tokens: Token[]): Piece {
+  let analysis: Analysis | null = null;
+  return {
+    tokens,
+    compact: compactOf(tokens),
+    // The tokens are canonical, so folding their punctuation is normalizeValue of the text.
+    analysis: () =>
+      (analysis ??= analyseNorm(foldPunctuation(tokens.map((t) => t.text).join(' ')))),
+  };
+}
+
+/** Paragraphs (line breaks folded into them); and, apart, their sentences and single lines
+ * (list items, headings) where these differ from the paragraph. */
+function splitPassage(tokens: Token[]): { paragraphs: Piece[]; others: Piece[] } {
+  const split = (at: (b: Break) => boolean) => {
+    const out: [number, number][] = [];
+    let start = 0;
+    for (let i = 1; i <= tokens.length; i++) {
+      if (i === tokens.length || at(tokens[i]!.brk)) {
+        out.push([start, i]);
+        start = i;
+      }
+    }
+    return out;
+  };
+  const paragraphs = split((b) => b === Break.Paragraph);
+  const seen = new Set(paragraphs.map(([a, b]) => `${a}:${b}`));
+  const others: [number, number][] = [];
+  for (const range of [
+    ...split((b) => b === Break.Sentence || b === Break.Paragraph),
+    ...split((b) => b >= Break.Line),
+  ]) {
+    const k = `${range[0]}:${range[1]}`;
+    if (!seen.has(k)) {
+      seen.add(k);
+      others.push(range);
+    }
+  }
+  const toPiece = ([a, b]: [number, number]) => piece(tokens.slice(a, b));
+  return { paragraphs: paragraphs.map(toPiece), others: others.map(toPiece) };
+}
+
+function prepareRejected(t: Tombstone): Rejected {
+  const analysis = analyse(t.value_norm);
+  let vocab: Vocabulary | null = null;
+  return {
+    vocabulary: () => (vocab ??= vocabulary(analysis.norm)),
+    analysis,
+    probes: [...analysis.content].map((w) => foldLeet(w.replace(/y$/, ''))),
+    run: contentWords([{ text: analysis.norm, brk: Break.None, normal: true }]).map((w) => w.word),
+  };
+}
+
+/** Does the candidate restate the rejected value, as written or once respellings are undone? */
+function restates(r: Rejected, c: Piece): boolean {
+  if (!r.probes.every((x) => c.compact.includes(x))) return false;
+  if (compare(r.analysis, c.analysis(), NEAR_DUPLICATE_THRESHOLD).match) return true;
+  if (r.analysis.content.size === 0) return false;
+  const vocab = r.vocabulary();
+  // Nothing to re-cut when every token already is one of the value's words (or another script).
+  const known = (t: Token) => vocab.get(t.text[0]!)?.some((w) => w.text === t.text) === true;
+  if (c.tokens.every((t) => !SEGMENTABLE.test(t.text) || known(t))) return false;
+  const recut = resegment(c.tokens, vocab);
+  const norm = foldPunctuation(recut.map((u) => u.text).join(' '));
+  return compare(r.analysis, analyseNorm(norm), NEAR_DUPLICATE_THRESHOLD).match;
+}
+
+/** The rejected value's words, indexed by every character that may spell their first letter. */
+type Vocabulary = Map<string, VocabularyWord[]>;
+
+interface VocabularyWord {
+  text: string;
+  /** Mixes letters and digits (ec2, k8s, a commit 3f2a9cb): matched character for character. */
+  identifier: boolean;
+}
+
+function vocabulary(norm: string): Vocabulary {
+  const byFirst: Vocabulary = new Map();
+  const add = (ch: string, word: VocabularyWord) => {
+    const list = byFirst.get(ch);
+    if (!list) byFirst.set(ch, [word]);
+    else list.push(word);
+  };
+  for (const text of new Set(norm.split(' '))) {
+    if (!VOCABULARY_WORD.test(text)) continue;
+    const word = { text, identifier: /[0-9]/.test(text) };
+    const first = text[0]!;
+    add(first, word);
+    if (!word.identifier)
+      for (const [ch, letters] of LEET) if (letters.includes(first)) add(ch, word);
+  }
+  return byFirst;
+}
+
+function resegment(tokens: readonly Token[], vocab: Vocabulary): Token[] {
+  const out: Token[] = [];
+  for (let i = 0; i < tokens.length;) {
+    let j = i;
+    while (j < tokens.length && SEGMENTABLE.test(tokens[j]!.text)) j++;
+    if (j === i) out.push(tokens[i++]!);
+    else {
+      out.push(...recutRun(tokens.slice(i, j), vocab));
+      i = j;
+    }
+  }
+  return out;
+}
+
+const isDigit = (c: string | undefined) => c !== undefined && c >= '0' && c <= '9';
+const isNumberChar = (c: string | undefined) => isDigit(c) || c === '.';
+const isLetter = (c: string) => c >= 'a' && c <= 'z';
+
+/**
+ * Where a spelling of `w` that starts at s[p] can end: each character of `w` written as itself or,
+ * for a letter, as a leetspeak stand-in; leetspeak symbols may also sit between its letters as
+ * separators ("p|a|s|s"). A stand-in needs at least one real letter in the word, and a word that
+ * mixes letters and digits (an identifier) allows no stand-in at all.
+ */
+function spellingEnds(s: string, p: number, w: VocabularyWord): number[] {
+  const { text, identifier } = w;
+  const standsFor = (c: string, x: string) =>
+    !identifier && isLetter(x) && LEET.get(c)?.includes(x) === true;
+  let symbols = false;
+  for (let i = p; i < p + text.length && i < s.length; i++) symbols ||= SYMBOLS.includes(s[i]!);
+  if (!symbols) {
+    // The common case: one character for one character.
+    if (p + text.length > s.length) return [];
+    let letters = 0;
+    let standIns = 0;
+    for (let j = 0; j < text.length; j++) {
+      const c = s[p + j]!;
+      const x = text[j]!;
+      if (c === x) letters += isLetter(x) ? 1 : 0;
+      else if (standsFor(c, x)) standIns++;
+      else return [];
+    }
+    return standIns === 0 || letters > 0 ? [p + text.length] : [];
+  }
+  // A symbol is a letter or a separator: follow both readings (state: j << 2 | has letter 1 |
+  // has stand-in 2).
+  const ends: number[] = [];
+  let states = new Set([0]);
+  for (let i = p; i < s.length && states.size > 0; i++) {
+    const next = new Set<number>();
+    const c = s[i]!;
+    for (const state of states) {
+      const j = state >> 2;
+      const x = text[j]!;
+      const step = (flags: number) => {
+        if (j + 1 < text.length) next.add(((j + 1) << 2) | flags);
+        else if (!(flags & 2) || flags & 1) ends.push(i + 1);
+      };
+      if (c === x) step((state & 3) | (isLetter(x) ? 1 : 0));
+      else if (standsFor(c, x)) step((state & 3) | 2);
+      if (j > 0 && SYMBOLS.includes(c)) next.add(state);
+    }
+    states = next;
+  }
+  return ends;
+}
+
+/**
+ * Re-cuts a stretch of ASCII tokens into the rejected value's words where it can: a dynamic
+ * programme over character positions that leaves as few tokens unexplained as possible, then
+ * uses as few words as possible. Linear in the stretch's length times the words tried at each
+ * position (only those whose first letter the character there may spell).
+ */
+function recutRun(run: readonly Token[], vocab: Vocabulary): Token[] {
+  const s = run.map((t) => t.text).join('');
+  const n = s.length;
+  const tokenAt = new Int32Array(n + 1).fill(-1);
+  const blocked = new Uint8Array(n + 1);
+  let at = 0;
+  run.forEach((t, k) => {
+    tokenAt[at] = k;
+    const prev = run[k - 1];
+    // Two numbers side by side are two numbers, unless both are single characters spaced out.
+    if (prev && isDigit(s[at - 1]) && isDigit(s[at]) && (prev.text.length > 1 || t.text.length > 1))
+      blocked[at] = 1;
+    at += t.text.length;
+  });
+  const nextBlocked = new Int32Array(n + 1);
+  for (let q = n, next = n + 1; q >= 0; q--) {
+    nextBlocked[q] = next;
+    if (blocked[q]) next = q;
+  }
+  // A word may start or end at a token boundary, or anywhere else but inside a number.
+  const cut = (p: number) =>
+    p === 0 || p === n || tokenAt[p]! >= 0 || !(isNumberChar(s[p - 1]) && isNumberChar(s[p]));
+  const unexplained = n + 2; // one unexplained token weighs more than any number of words
+  const best = new Float64Array(n + 1).fill(Number.POSITIVE_INFINITY);
+  const from = new Int32Array(n + 1).fill(-1);
+  const made = new Array<Token | null>(n + 1).fill(null);
+  best[0] = 0;
+  const relax = (p: number, q: number, cost: number, unit: Token | null) => {
+    if (cost < best[q]!) {
+      best[q] = cost;
+      from[q] = p;
+      made[q] = unit;
+    }
+  };
+  for (let p = 0; p < n; p++) {
+    const here = best[p]!;
+    if (here === Number.POSITIVE_INFINITY) continue;
+    const token = run[tokenAt[p]!];
+    if (token) {
+      const weight = WORD_CHAR.test(token.text) ? unexplained : 0;
+      relax(p, p + token.text.length, here + weight, token);
+    }
+    if (SYMBOLS.includes(s[p]!)) relax(p, p + 1, here, null);
+    if (!cut(p)) continue;
+    for (const w of vocab.get(s[p]!) ?? []) {
+      for (const q of spellingEnds(s, p, w)) {
+        if (nextBlocked[p]! < q || !cut(q)) continue;
+        relax(p, q, here + 1, { text: w.text, brk: token?.brk ?? Break.None, normal: true });
+      }
+    }
+  }
+  const out: Token[] = [];
+  for (let q = n; q > 0; q = from[q]!) {
+    const unit = made[q];
+    if (unit) out.push(unit);
+  }
+  return out.reverse();
+}
+
+interface RunWord {
+  word: string;
+  negation: boolean;
+  /** A clause (or more) ends right before this word, or before filler dropped in front of it. */
+  clause: boolean;
+}
+
+/** Content and connective words in order, filler dropped, stemmed as the comparison stems. */
+function contentWords(tokens: readonly Token[]): RunWord[] {
+  const out: RunWord[] = [];
+  let clause = false;
+  for (const t of tokens) {
+    clause ||= t.brk !== Break.None;
+    const norm = t.normal || !/[@$!|]/.test(t.text) ? t.text : foldPunctuation(t.text);
+    for (const word of norm.split(' ')) {
+      if (word === '') continue;
+      for (const token of CJK_CHAR.test(word) ? [...word] : [word]) {
+        if (FILLER.has(token)) continue;
+        const connective = CONNECTIVE.has(token);
+        out.push({ word: connective ? token : stem(token), negation: NEGATION.has(token), clause });
+        clause = false;
+      }
+    }
+  }
+  return out;
+}
+
+/** Does `words` hold `run` contiguously, not right after a negation of the same clause? */
+function holdsRun(words: readonly RunWord[], run: readonly string[]): boolean {
+  outer: for (let i = 0; i + run.length <= words.length; i++) {
+    for (let j = 0; j < run.length; j++) if (words[i + j]!.word !== run[j]) continue outer;
+    if (i > 0 && words[i - 1]!.negation && !words[i]!.clause) continue;
+    return true;
+  }
+  return false;
 }

@@ -242,6 +242,7 @@ export async function applyLocked(ctx: EngineContext, op: Op, actor: Actor): Pro
   const gated = await passGates(ctx, built.candidate, {
     tombstones: !isImport || (op.revision.rev === op.final_rev && op.final_active === true),
     screen: built.skipScreen !== true,
+    before: built.before,
   });
   const revision: Revision = gated.revision;
 

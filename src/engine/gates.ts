@@ -1,8 +1,14 @@
 // The gates every candidate revision passes before it is stored (invariants 7, 8, 12):
 // screening (secrets redacted in place, prompt-injection quarantined) and the tombstone check
-// (a rejected value is refused, however it is spelled). Both run inside the write lock.
+// (a rejected value is refused, however it is spelled, in the abstract or repeated in the body,
+// a field or a tag). Both run inside the write lock.
 import { MnemeError } from '../core/errors.js';
-import { matchTombstone, normalizeValue, tombstoneKey, type Tombstone } from '../core/normalize.js';
+import {
+  tombstoneMatcher,
+  normalizeValue,
+  tombstoneKey,
+  type Tombstone,
+} from '../core/normalize.js';
 import { screenText, type ScreenFinding } from '../core/screen.js';
 import type { Actor, Revision } from '../core/types.js';
 import type { EngineContext } from './context.js';
@@ -38,42 +44,99 @@ export function screenRevision(candidate: Revision): GateOutcome {
   return { revision, redacted, quarantined: injection.length > 0, findings };
 }
 
-/** Refuses a value that matches an armed tombstone of its scope. */
+/** A longer text of a revision that may not carry a rejected value either (a body, a field). */
+export interface Passage {
+  /** Where it sits, for the refusal message: "the body", 'field "subject"'. */
+  where: string;
+  text: string;
+}
+
+function refusal(hit: Tombstone, where: string | null): MnemeError {
+  const what = `("${hit.value_norm.slice(0, 80)}", rejected ${hit.at.slice(0, 10)} by ${hit.actor.kind}${hit.reason ? `: ${hit.reason}` : ''})`;
+  if (where === null) {
+    return new MnemeError(
+      'refused',
+      `this value was rejected before and may not be written again ${what}`,
+      {
+        hint: 'write a different value; only a person can allow a rejected value again',
+        details: { tombstone: hit.key },
+      },
+    );
+  }
+  return new MnemeError(
+    'refused',
+    `${where} repeats a value that was rejected before and may not be written again ${what}`,
+    {
+      hint: `take the rejected value out of ${where}, or write a different one; only a person can allow a rejected value again`,
+      details: { tombstone: hit.key, where },
+    },
+  );
+}
+
+/**
+ * Refuses a value that matches an armed tombstone of its scope: `values` (an abstract, a tag)
+ * must not restate it, `passages` (a body, a field value) must not repeat it anywhere.
+ */
 export async function checkTombstones(
   ctx: EngineContext,
   scope: string,
-  texts: string[],
+  values: string[],
+  passages: Passage[] = [],
 ): Promise<void> {
   const tombstones = await ctx.store.tombstones([scope]);
   if (tombstones.length === 0) return;
-  for (const text of texts) {
-    const hit = matchTombstone(tombstones, scope, text);
-    if (hit) {
-      throw new MnemeError(
-        'refused',
-        `this value was rejected before and may not be written again ("${hit.value_norm.slice(0, 80)}", rejected ${hit.at.slice(0, 10)} by ${hit.actor.kind}${hit.reason ? `: ${hit.reason}` : ''})`,
-        {
-          hint: 'write a different value; only a person can allow a rejected value again',
-          details: { tombstone: hit.key },
-        },
-      );
-    }
+  const match = tombstoneMatcher(tombstones, scope);
+  for (const text of values) {
+    const hit = match.value(text);
+    if (hit) throw refusal(hit, null);
   }
+  for (const p of passages) {
+    const hit = match.passage(p.text);
+    if (hit) throw refusal(hit, p.where);
+  }
+}
+
+/**
+ * What of a candidate the tombstone check reads besides its abstract: the body, field values and
+ * tags, each as written and as screened — only where they change (a body carried over unchanged
+ * from the previous revision was checked when it was written; re-reading it on every later edit
+ * would block updates to a memory whose older body mentions a value rejected since).
+ */
+function tombstoneTexts(
+  candidate: Revision,
+  screened: Revision,
+  before: Revision | null,
+): { values: string[]; passages: Passage[] } {
+  const values = [candidate.abstract, screened.abstract];
+  const passages: Passage[] = [];
+  if (before === null || before.body !== candidate.body) {
+    passages.push({ where: 'the body', text: candidate.body });
+    if (screened.body !== candidate.body) passages.push({ where: 'the body', text: screened.body });
+  }
+  for (const [k, v] of Object.entries(candidate.fields)) {
+    if (before?.fields[k] === v) continue;
+    passages.push({ where: `field "${k}"`, text: v });
+    const s = screened.fields[k];
+    if (s !== undefined && s !== v) passages.push({ where: `field "${k}"`, text: s });
+  }
+  for (const tag of candidate.tags) if (!before?.tags.includes(tag)) values.push(tag);
+  return { values, passages };
 }
 
 export async function passGates(
   ctx: EngineContext,
   candidate: Revision,
-  opts: { tombstones: boolean; screen: boolean },
+  opts: { tombstones: boolean; screen: boolean; before?: Revision | null },
 ): Promise<GateOutcome> {
   const out =
     opts.screen && candidate.status === 'active'
       ? screenRevision(candidate)
       : { revision: candidate, redacted: [], quarantined: false, findings: [] };
   if (candidate.status === 'active' && opts.tombstones) {
+    const { values, passages } = tombstoneTexts(candidate, out.revision, opts.before ?? null);
     // The value's own scope, and every other scope whose readers would be served it.
     for (const scope of guardingScopes(ctx, candidate.scope))
-      await checkTombstones(ctx, scope, [candidate.abstract, out.revision.abstract]);
+      await checkTombstones(ctx, scope, values, passages);
   }
   return out;
 }

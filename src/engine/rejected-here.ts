@@ -3,12 +3,12 @@
 // A project reader reads its project and global: a global memory whose value matches one of the
 // project's tombstones is withheld from that project (and only there), and a project memory whose
 // value matches a global tombstone is withheld too. Same-scope matches are fsck's to report.
-import { matchTombstone, type Tombstone } from '../core/normalize.js';
+import { tombstoneMatcher, type Tombstone } from '../core/normalize.js';
 import { GLOBAL_SCOPE } from '../core/scope.js';
 import type { Revision } from '../core/types.js';
 import { readableScopes, type EngineContext } from './context.js';
 
-export type RejectedHere = (v: Pick<Revision, 'scope' | 'abstract'>) => Tombstone | null;
+export type RejectedHere = (v: Pick<Revision, 'scope' | 'abstract' | 'body'>) => Tombstone | null;
 
 const NONE: RejectedHere = () => null;
 
@@ -29,12 +29,14 @@ export async function rejectedHere(ctx: EngineContext): Promise<RejectedHere> {
   if (scopes.length < 2) return NONE;
   const tombstones = await ctx.store.tombstones(scopes);
   if (tombstones.length === 0) return NONE;
-  const by = new Map<string, Tombstone[]>();
-  for (const t of tombstones) by.set(t.scope, [...(by.get(t.scope) ?? []), t]);
+  const matchers = [...new Set(tombstones.map((t) => t.scope))].map(
+    (scope) => [scope, tombstoneMatcher(tombstones, scope)] as const,
+  );
+  // The same reading as the write gate: the abstract as a value, the body as a passage.
   return (v) => {
-    for (const [scope, list] of by) {
+    for (const [scope, match] of matchers) {
       if (scope === v.scope) continue;
-      const hit = matchTombstone(list, scope, v.abstract);
+      const hit = match.value(v.abstract) ?? (v.body ? match.passage(v.body) : null);
       if (hit) return hit;
     }
     return null;

@@ -244,7 +244,11 @@ async function checkImportedConflict(
     recorded_at: now,
     actor,
   };
-  const gated = await passGates(ctx, candidate, { tombstones: true, screen: true });
+  const gated = await passGates(ctx, candidate, {
+    tombstones: true,
+    screen: true,
+    before: toRevision(cur),
+  });
   if (gated.quarantined)
     throw new MnemeError('refused', 'the imported proposed value fails screening', {
       hint: 'it was not opened for review',

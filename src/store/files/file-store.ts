@@ -198,6 +198,8 @@ export class FileStore implements Store {
         this.rebuildIndex();
       return;
     }
+    // A journal that verifies again (restored from a backup) is indexed again as it is.
+    if (health.cleared) this.rebuildIndex();
     const head = this.journalFiles.head();
     const intentText = readIfExists(this.layout.intentFile);
     if (intentText !== null) {
@@ -325,10 +327,8 @@ export class FileStore implements Store {
     if (!this.locked) throw new MnemeError('internal', 'commit called without the store lock');
     // The tail against its anchor, before anything is written: a few stat calls and one read.
     const health = this.journalFiles.check(this.hasData);
-    if (!health.ok) {
-      if (health.detected) this.rebuildIndex();
-      throw chainRefused(health.firstBad);
-    }
+    if (health.ok ? health.cleared : health.detected) this.rebuildIndex();
+    if (!health.ok) throw chainRefused(health.firstBad);
     const head = this.journalFiles.head();
     const r = req.revision;
     const hasEffects = r !== null || req.tombstone !== undefined || req.proposal !== undefined;
@@ -564,7 +564,7 @@ export class FileStore implements Store {
     return this.withWriteLock(async () => {
       this.journalFiles.repairTornTail();
       const health = this.journalFiles.check(this.hasData, { full: true });
-      if (!health.ok && health.detected) this.rebuildIndex();
+      if (health.ok ? health.cleared : health.detected) this.rebuildIndex();
       return this.journalFiles.verify(this.hasData);
     });
   }

@@ -60,12 +60,15 @@ export type AnchorRead =
 
 interface BrokenMark {
   firstBad: ChainProblem;
+  /** The journal and its anchor as they were when the break was found. */
   fp: Fingerprint | null;
+  anchor: string | null;
   at: string;
 }
 
 export type ChainHealth =
-  | { ok: true; anchor: Anchor }
+  /** `cleared`: a recorded break was lifted (the journal verifies again, say restored). */
+  | { ok: true; anchor: Anchor; cleared?: boolean }
   /** `detected`: this call found (or re-found, on a changed journal) the break. */
   | { ok: false; firstBad: ChainProblem; detected: boolean };
 
@@ -254,11 +257,27 @@ export class JournalFiles {
   }
 
   private writeBroken(firstBad: ChainProblem, fp: Fingerprint | null): void {
-    writeFileAtomic(
-      this.brokenFile,
-      `${JSON.stringify({ firstBad, fp, at: new Date().toISOString() } satisfies BrokenMark, null, 2)}\n`,
-      false,
-    );
+    const mark: BrokenMark = {
+      firstBad,
+      fp,
+      anchor: this.anchorId(),
+      at: new Date().toISOString(),
+    };
+    writeFileAtomic(this.brokenFile, `${JSON.stringify(mark, null, 2)}\n`, false);
+  }
+
+  /** A hash of HEAD's bytes (null when missing): a recorded break stands while both are unchanged. */
+  private anchorId(): string | null {
+    try {
+      const text = readIfExists(this.headFile);
+      return text === null ? null : sha256(text);
+    } catch {
+      return 'unreadable';
+    }
+  }
+
+  private markStands(mark: BrokenMark, fp: Fingerprint | null): boolean {
+    return sameFp(mark.fp, fp) && mark.anchor === this.anchorId();
   }
 
   clearBroken(): void {
@@ -276,7 +295,9 @@ export class JournalFiles {
     const fp = this.fingerprint();
     const mark = this.readBroken();
     if (mark)
-      return sameFp(mark.fp, fp) ? { ok: false, firstBad: mark.firstBad, detected: false } : null;
+      return this.markStands(mark, fp)
+        ? { ok: false, firstBad: mark.firstBad, detected: false }
+        : null;
     const read = this.readAnchor();
     if (read.state !== 'ok' || read.legacy) return null;
     const a = read.anchor;
@@ -318,7 +339,9 @@ export class JournalFiles {
     if (ev.problem) {
       const prior = this.readBroken();
       const same =
-        prior !== null && sameFp(prior.fp, ev.fp) && prior.firstBad.problem === ev.problem.problem;
+        prior !== null &&
+        this.markStands(prior, ev.fp) &&
+        prior.firstBad.problem === ev.problem.problem;
       if (!same) this.writeBroken(ev.problem, ev.fp);
       return { ok: false, firstBad: ev.problem, detected: !same };
     }
@@ -332,8 +355,9 @@ export class JournalFiles {
     const before = ev.read.state === 'ok' ? ev.read.anchor : null;
     if (before === null || JSON.stringify(before) !== JSON.stringify(anchor))
       this.writeAnchor(anchor);
+    const cleared = this.hasBrokenMark();
     this.clearBroken();
-    return { ok: true, anchor };
+    return { ok: true, anchor, cleared };
   }
 
   verify(hasData: () => boolean): VerifyReport {
@@ -405,6 +429,7 @@ const brokenUnreadable = (): BrokenMark => ({
     problem: '.state/journal-broken.json (a recorded break) is unreadable',
   },
   fp: null,
+  anchor: 'unreadable',
   at: '',
 });
 

@@ -12,10 +12,13 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { distillSession, DISTILL_DEFAULTS } from '../src/engine/distill.js';
 import { currentPassphrase, hashPassphrase } from '../src/engine/passphrase.js';
+import { SessionFiles } from '../src/store/files/session-files.js';
 import { FileStore } from '../src/store/files/file-store.js';
 import type { Store } from '../src/store/port.js';
 import { createMcpServer } from '../src/surfaces/mcp/server.js';
+import { openEngine } from '../src/surfaces/open.js';
 import {
   AGENT,
   BIN,
@@ -462,6 +465,58 @@ describe('the anchor and the journal inside one process', () => {
     await client.close();
     await server.close();
     await store.close();
+  });
+});
+
+describe('the distiller on a store that refuses writes', () => {
+  it('keeps its batch in flight instead of dropping it, and applies it after the repair', async () => {
+    const dir = tmpDir('mneme-adv-distill-');
+    const binding = { project: PROJECT_A, identity: 'test' };
+    const engine = await openEngine({
+      store: dir,
+      binding,
+      env: { MNEME_DURABLE: '0' },
+      surface: 'agent',
+    });
+    const sessions = new SessionFiles(dir);
+    const ref = { host: 'claude-code' as const, session: 'adv' };
+    const run = () =>
+      distillSession(
+        engine.ctx,
+        sessions,
+        async () =>
+          '{"op":"new","type":"fact","abstract":"Bravo: the queue is SQS","evidence":[[1,1]]}',
+        {
+          host: ref.host,
+          session: ref.session,
+          handoff: false,
+          dryRun: false,
+          limits: DISTILL_DEFAULTS,
+        },
+      );
+    const abstracts = async () =>
+      (await engine.ctx.store.listCurrent([PROJECT_A])).map((v) => v.abstract);
+    await engine.apply(
+      [{ op: 'remember', type: 'fact', abstract: 'Alpha: before the cut' }],
+      AGENT,
+    );
+    await engine.apply([{ op: 'remember', type: 'fact', abstract: 'Charlie: cut' }], AGENT);
+    cutTail(dir);
+    sessions.appendArchive(ref, [
+      JSON.stringify({ type: 'user', message: { role: 'user', content: 'The queue is SQS.' } }),
+    ]);
+    const halted = await run();
+    assert.match(halted.error ?? '', /accepts no write/);
+    assert.equal(halted.refused.length, 0, 'nothing was counted as refused (and dropped later)');
+    assert.ok(sessions.readState('inflight', ref), 'the batch stays in flight');
+    assert.ok(!(await abstracts()).includes('Bravo: the queue is SQS'));
+    // Does: after a person's repair the same run applies it.
+    const person = engineFor(engine.ctx.store, PROJECT_A, testClock('2027-01-01T00:00:00.000Z'));
+    await person.repairJournal('the last line was cut', HUMAN);
+    const done = await run();
+    assert.equal(done.error, null);
+    assert.ok((await abstracts()).includes('Bravo: the queue is SQS'));
+    await engine.close();
   });
 });
 

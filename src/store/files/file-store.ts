@@ -276,7 +276,7 @@ export class FileStore implements Store {
     this.index.transaction(() => {
       for (const id of ids) {
         const lineage = this.readLineageFiles(id);
-        if (lineage && !unjournaledRev(lineage, journaled))
+        if (lineage && unjournaledRev(lineage, journaled) === null)
           this.index.replaceLineage(deriveLineage(lineage));
         else this.index.removeLineage(id);
       }
@@ -607,6 +607,17 @@ export class FileStore implements Store {
       this.journalFiles.repairTornTail();
       const damage = this.damageNow();
       if (damage.ok) return { damage, entries: [] };
+      // Finish or undo what a crash left while the chain was broken, against the journal as it
+      // stands (before the repair entry takes the next seq an intent may name).
+      const intentText = readIfExists(this.layout.intentFile);
+      if (intentText !== null) {
+        try {
+          this.resolveIntent(JSON.parse(intentText) as Intent, this.journalFiles.head().seq);
+        } catch {
+          /* an unreadable intent: nothing to finish */
+        }
+        fs.rmSync(this.layout.intentFile, { force: true });
+      }
       const anchorFor = (pp: typeof damage.journalPassphrase) => ({
         v: 2 as const,
         seq: 0,
@@ -634,16 +645,6 @@ export class FileStore implements Store {
       const pp = health.anchor.pp;
       if (damage.restorePassphrase && !samePassphrase(pp, damage.restorePassphrase))
         throw new MnemeError('internal', 'the repair did not re-record the review passphrase');
-      // Finish what recovery left while the chain was broken, then index the journal as it is.
-      const intentText = readIfExists(this.layout.intentFile);
-      if (intentText !== null) {
-        try {
-          this.resolveIntent(JSON.parse(intentText) as Intent, this.journalFiles.head().seq);
-        } catch {
-          /* an unreadable intent: nothing to finish */
-        }
-        fs.rmSync(this.layout.intentFile, { force: true });
-      }
       this.rebuildIndex();
       return { damage, entries };
     });

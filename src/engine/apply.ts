@@ -50,7 +50,13 @@ export async function applyEach(
         out.push({ ok: true, result: await applyLocked(ctx, op, actor) });
       } catch (e) {
         const err = e instanceof MnemeError ? e : new MnemeError('internal', (e as Error).message);
-        if ((err.code === 'refused' || err.code === 'conflict') && err.details?.journaled !== true)
+        // A store whose journal chain does not verify journals nothing, refusals included.
+        const chainBroken = err.details?.chain === 'broken';
+        if (
+          (err.code === 'refused' || err.code === 'conflict') &&
+          err.details?.journaled !== true &&
+          !chainBroken
+        )
           await journalRefusal(ctx, op, actor, err);
         out.push({ ok: false, error: err });
       }

@@ -105,13 +105,23 @@ export async function distillSession(
   };
   const newlyRefused: PendingOp[] = [];
 
-  const applyPlanned = async (planned: PlannedOp[], attempts: number) => {
-    if (planned.length === 0) return;
+  /**
+   * False when the store refuses every write (its journal chain does not verify): nothing is
+   * counted as refused, and the in-flight batch and pending ops stay as they were, so the run
+   * after a person's repair applies them (same idempotency keys) instead of dropping them.
+   */
+  const applyPlanned = async (planned: PlannedOp[], attempts: number): Promise<boolean> => {
+    if (planned.length === 0) return true;
     const settled = await applyEach(
       ctx,
       planned.map((p) => p.engineOp ?? {}),
       actor,
     );
+    const halted = settled.find((s) => !s.ok && s.error.details?.chain === 'broken');
+    if (halted && !halted.ok) {
+      report.error = `the store accepts no write: ${halted.error.message}`;
+      return false;
+    }
     settled.forEach((s, i) => {
       const p = planned[i]!;
       if (s.ok) {
@@ -130,13 +140,14 @@ export async function distillSession(
         newlyRefused.push({ ...p, attempts, reason });
       }
     });
+    return true;
   };
 
   if (!opts.dryRun) {
     // 1. Finish a batch a crash left in flight (same idempotency keys: no duplicates).
     const inflight = sessions.readState<Inflight>('inflight', ref);
     if (inflight && Array.isArray(inflight.ops)) {
-      await applyPlanned(inflight.ops, 1);
+      if (!(await applyPlanned(inflight.ops, 1))) return report;
       sessions.writeState('distilled', ref, { line: inflight.to, at: ctx.clock().toISOString() });
       sessions.removeState('inflight', ref);
     }
@@ -145,7 +156,10 @@ export async function distillSession(
     const retry = pending.filter((p) => p.attempts < 2 && p.engineOp);
     const before = report.applied.length;
     const refusedBefore = newlyRefused.length;
-    await applyPlanned(retry, 2);
+    if (!(await applyPlanned(retry, 2))) {
+      sessions.writeState('pending', ref, [...pending, ...newlyRefused]);
+      return report;
+    }
     report.retried.applied = report.applied.length - before;
     // Second failures are dropped, not kept.
     const dropped = newlyRefused.splice(refusedBefore);
@@ -290,7 +304,7 @@ export async function distillSession(
       continue;
     }
     sessions.writeState('inflight', ref, { to: last, ops: planned } satisfies Inflight);
-    await applyPlanned(planned, 1);
+    if (!(await applyPlanned(planned, 1))) return report;
     sessions.writeState('pending', ref, newlyRefused);
     sessions.writeState('distilled', ref, { line: last, at: ctx.clock().toISOString() });
     sessions.removeState('inflight', ref);

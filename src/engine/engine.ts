@@ -47,6 +47,29 @@ export class Engine {
   verifyJournal() {
     return this.ctx.store.verifyJournal();
   }
+  /** What `mneme journal repair` would acknowledge and re-anchor (read-only). */
+  journalDamage() {
+    return this.ctx.store.diagnoseJournal();
+  }
+  /**
+   * A person re-anchors a journal whose chain does not verify: the store appends a
+   * `journal_repair` entry (the reason, each acknowledged break, what was lost) and re-records an
+   * anchored passphrase the journal lost. Only a person on a human surface may.
+   */
+  async repairJournal(reason: string, actor: Actor) {
+    if (actor.kind !== 'human' || this.ctx.surface !== 'human')
+      throw new MnemeError(
+        'refused',
+        'repairing the journal is a decision only a person can make, on a human surface',
+      );
+    if (reason.trim() === '')
+      throw new MnemeError('invalid', 'a repair needs a reason (it is recorded in the journal)');
+    return this.ctx.store.repairJournal({
+      at: this.ctx.clock().toISOString(),
+      actor,
+      reason: reason.trim().slice(0, 2000),
+    });
+  }
   /**
    * Rebuilds the index from the files, then records each hand-edited memory file as a new
    * revision (actor external, trust untrusted, review pending) through the write path — so a

@@ -3,11 +3,18 @@
 // how to express the eligibility predicate inside its own queries. Every adapter passes the
 // conformance suite in test/store-conformance.ts.
 import type { Eligibility } from '../core/eligibility.js';
-import type { ChainHead, JournalBody, JournalEntry } from '../core/journal.js';
+import type {
+  AcknowledgedBreak,
+  ChainHead,
+  ChainProblem,
+  JournalBody,
+  JournalEntry,
+  PassphraseRecord,
+} from '../core/journal.js';
 import type { Tombstone } from '../core/normalize.js';
 import type { Proposal } from '../core/proposal.js';
 import type { QueryTerm } from '../core/text.js';
-import type { Revision, RevisionView } from '../core/types.js';
+import type { Actor, Revision, RevisionView } from '../core/types.js';
 
 export interface SearchRequest {
   terms: QueryTerm[];
@@ -133,6 +140,48 @@ export interface VerifyReport {
   entries: number;
   head: ChainHead;
   firstBad: { seq: number | null; position: number; problem: string } | null;
+  /** Breaks a person acknowledged with `mneme journal repair` (the chain verifies with them). */
+  repaired?: { seq: number | null; position: number; problem: string }[];
+}
+
+/**
+ * What a store keeps apart from its journal (files: journal/HEAD; Postgres: the journal_head
+ * row): the head it last committed and the review passphrase as of that head, so neither can be
+ * dropped by cutting the journal. `passphrase` is undefined when the anchor predates recording
+ * it; `present: false` means the anchor is missing on a journal that has entries.
+ */
+export type JournalAnchor =
+  { present: false } | { present: true; head: ChainHead; passphrase?: PassphraseRecord | null };
+
+/** What `mneme journal repair` would acknowledge and re-anchor (nothing when `ok`). */
+export interface JournalDamage {
+  ok: boolean;
+  firstBad: ChainProblem | null;
+  /** Lines read, and the last readable entry (the repair entry chains to it). */
+  lines: number;
+  tail: ChainHead;
+  /** Breaks inside the journal: entries deleted from the middle, edited, reordered, unreadable. */
+  breaks: AcknowledgedBreak[];
+  /** Entries the anchor recorded that the journal no longer holds (cut from the tail). */
+  lostTail: { fromSeq: number; toSeq: number; anchorHash: string } | null;
+  /** The anchor: intact, missing (or unreadable), or naming an entry the journal no longer holds. */
+  anchor: 'ok' | 'missing' | 'replaced';
+  /** The anchored review passphrase, when the journal no longer sets it (the repair re-records it). */
+  restorePassphrase: PassphraseRecord | null;
+  /** The passphrase the journal sets as it stands (after the repair, when nothing is restored). */
+  journalPassphrase: PassphraseRecord | null;
+}
+
+export interface RepairRequest {
+  at: string;
+  actor: Actor;
+  reason: string;
+}
+
+export interface RepairReport {
+  damage: JournalDamage;
+  /** The entries the repair appended: the `journal_repair` entry, then any re-recorded setting. */
+  entries: JournalEntry[];
 }
 
 export interface RebuildReport {
@@ -191,7 +240,11 @@ export interface Store {
   readonly backend: string;
   /** Runs fn holding the store's exclusive write lock (cross-process). */
   withWriteLock<T>(fn: () => Promise<T>): Promise<T>;
-  /** Persists the revision (if any) and appends the chained journal entry: the commit point. */
+  /**
+   * Persists the revision (if any) and appends the chained journal entry: the commit point.
+   * Refuses (code `refused`, details.chain = 'broken') when the journal's tail does not match
+   * its anchor or a break was recorded — checked in time independent of the store's size.
+   */
   commit(req: CommitRequest): Promise<JournalEntry>;
   getLineage(id: string): Promise<RevisionView[] | null>;
   /** The current revision of the live lineage holding (scope, type, slug), if any. */
@@ -210,7 +263,22 @@ export interface Store {
   proposals(q: ProposalQuery): Promise<Proposal[]>;
   /** The usage log (state, not cache), oldest first. */
   usage(opts?: { since?: string }): Promise<UsageEvent[]>;
+  /**
+   * Verifies the whole chain against its anchor. A chain that does not verify is recorded, so
+   * every later commit refuses at once until a person repairs it; one that verifies again (say,
+   * restored from a backup) lifts that record.
+   */
   verifyJournal(): Promise<VerifyReport>;
+  /** The anchor kept apart from the journal (see JournalAnchor). */
+  anchor(): Promise<JournalAnchor>;
+  /** What a repair would do (read-only). */
+  diagnoseJournal(): Promise<JournalDamage>;
+  /**
+   * A person's repair of a chain that does not verify (the engine checks the actor): under the
+   * lock, appends a `journal_repair` entry acknowledging each break and recording what was lost,
+   * re-records an anchored passphrase the journal lost, and re-anchors the journal to it.
+   */
+  repairJournal(req: RepairRequest): Promise<RepairReport>;
   appendUsage(events: UsageEvent[]): Promise<void>;
   /**
    * Injection candidates, heaviest first (weight, trust, recency, id): current, active, in the

@@ -1,12 +1,15 @@
 // The embedded store: Markdown revision files and JSONL logs are the truth, SQLite is a cache.
 // A commit writes an intent, the revision files (temp + rename), then the journal line (the
 // commit point), then the index rows. Opening the store finishes or rolls back whatever a crash
-// left half done, and brings a lagging index up to the journal.
+// left half done, and brings a lagging index up to the journal. A journal whose chain does not
+// verify against its anchor (journal/HEAD) takes no write until a person repairs it; the index
+// then follows the journal as it stands, and a lineage with a revision file the journal does not
+// record is served nowhere (journal-files.ts says how the check stays cheap).
 import fs from 'node:fs';
 import path from 'node:path';
 import { MnemeError } from '../../core/errors.js';
 import { sha256 } from '../../core/hash.js';
-import type { JournalEntry } from '../../core/journal.js';
+import { samePassphrase, type JournalEntry } from '../../core/journal.js';
 import type { Tombstone } from '../../core/normalize.js';
 import type { Proposal } from '../../core/proposal.js';
 import { deriveLineage } from '../../core/lineage.js';
@@ -19,6 +22,10 @@ import type {
   CommitRequest,
   FreshnessRecord,
   IntegrityFinding,
+  JournalAnchor,
+  JournalDamage,
+  RepairReport,
+  RepairRequest,
   InjectQuery,
   JournalQuery,
   ProposalQuery,
@@ -37,6 +44,7 @@ import { JournalFiles } from './journal-files.js';
 import { Layout } from './layout.js';
 import { withFileLock } from './lock.js';
 import { VectorDb } from './vector-db.js';
+import { chainRefused, damageOf, repairBody, restoredPassphraseBody } from '../journal-guard.js';
 
 export interface FileStoreOptions {
   /** fsync revision files and journal lines (default true). */
@@ -49,6 +57,8 @@ export interface FileStoreOptions {
    * when open would need a full rebuild it refuses with `locked` (details.rebuild = 'needed').
    */
   deferFullRebuild?: boolean;
+  /** Test hook: roll the journal over to a new segment past this many bytes (default 32 MiB). */
+  segmentBytes?: number;
 }
 
 interface Intent {
@@ -92,7 +102,9 @@ export class FileStore implements Store {
     this.journalFiles = new JournalFiles(
       this.layout.journalDir,
       this.layout.journalHeadFile,
+      this.layout.journalBrokenFile,
       this.durable,
+      opts.segmentBytes,
     );
     this.index = this.openIndex();
   }
@@ -139,8 +151,17 @@ export class FileStore implements Store {
     if (!this.index.schemaOk) return true;
     // A torn last line must go before the next append, or that append would be glued to it.
     if (this.journalFiles.hasTornTail()) return true;
+    // The journal changed since the last commit anchored it (a crash, a restore, tampering).
+    if (this.journalFiles.fast() === null) return true;
     return this.index.journalSeq !== this.journalFiles.head().seq;
   }
+
+  /** Whether the store holds anything a journal should account for (a missing one fails closed). */
+  private readonly hasData = (): boolean =>
+    this.index.journalSeq > 0 ||
+    fs.existsSync(this.layout.tombstonesFile) ||
+    dirHasEntry(this.layout.historyDir) ||
+    dirHasEntry(this.layout.proposalsDir);
 
   private async recoverIfNeeded(): Promise<void> {
     if (!this.needsRecovery()) return;
@@ -164,6 +185,21 @@ export class FileStore implements Store {
   private recoverLocked(): void {
     if (!this.needsRecovery()) return;
     this.journalFiles.repairTornTail();
+    const health = this.journalFiles.check(this.hasData);
+    if (!health.ok) {
+      // Nothing is healed or finished on a chain that does not verify (an intent is left for
+      // after the repair), but the index follows the journal as it stands, so a revision whose
+      // journal entry was cut is not served.
+      if (
+        health.detected ||
+        !this.index.schemaOk ||
+        this.index.journalSeq !== this.journalFiles.head().seq
+      )
+        this.rebuildIndex();
+      return;
+    }
+    // A journal that verifies again (restored from a backup) is indexed again as it is.
+    if (health.cleared) this.rebuildIndex();
     const head = this.journalFiles.head();
     const intentText = readIfExists(this.layout.intentFile);
     if (intentText !== null) {
@@ -176,8 +212,6 @@ export class FileStore implements Store {
       if (intent) this.resolveIntent(intent, head.seq);
       fs.rmSync(this.layout.intentFile, { force: true });
     }
-    const recorded = this.journalFiles.readHeadFile();
-    if (!recorded || recorded.seq < head.seq) this.journalFiles.writeHead(head);
     if (!this.index.schemaOk) {
       this.rebuildIndex();
       return;
@@ -234,13 +268,17 @@ export class FileStore implements Store {
   }
 
   private catchUpIndex(afterSeq: number): void {
-    const entries = this.journalFiles.all().filter((e) => e.seq > afterSeq);
+    const all = this.journalFiles.all();
+    const journaled = journaledRevisions(all);
+    const entries = all.filter((e) => e.seq > afterSeq);
     const ids = new Set<string>();
     for (const e of entries) if (e.target && e.after) ids.add(e.target.id);
     this.index.transaction(() => {
       for (const id of ids) {
         const lineage = this.readLineageFiles(id);
-        if (lineage) this.index.replaceLineage(deriveLineage(lineage));
+        if (lineage && unjournaledRev(lineage, journaled) === null)
+          this.index.replaceLineage(deriveLineage(lineage));
+        else this.index.removeLineage(id);
       }
       for (const e of entries) this.index.applyEntry(e);
       this.applyWeightPasses(entries);
@@ -287,6 +325,10 @@ export class FileStore implements Store {
 
   async commit(req: CommitRequest): Promise<JournalEntry> {
     if (!this.locked) throw new MnemeError('internal', 'commit called without the store lock');
+    // The tail against its anchor, before anything is written: a few stat calls and one read.
+    const health = this.journalFiles.check(this.hasData);
+    if (health.ok ? health.cleared : health.detected) this.rebuildIndex();
+    if (!health.ok) throw chainRefused(health.firstBad);
     const head = this.journalFiles.head();
     const r = req.revision;
     const hasEffects = r !== null || req.tombstone !== undefined || req.proposal !== undefined;
@@ -331,7 +373,7 @@ export class FileStore implements Store {
           }
         : {}),
     };
-    const entry = this.journalFiles.append(body);
+    const entry = this.journalFiles.append(body, health.anchor);
     this.fault('after-journal');
     this.applyAfterEffects(req.tombstone, req.proposal);
     this.index.transaction(() => {
@@ -511,8 +553,101 @@ export class FileStore implements Store {
     return out.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   }
 
+  /**
+   * The whole chain against its anchor. Read without the lock first (a writer may be mid-commit);
+   * a break, or an earlier recorded break, is judged again under the lock, where a break is
+   * recorded (every write then refuses) and a journal that verifies again lifts the record.
+   */
   async verifyJournal(): Promise<VerifyReport> {
-    return this.journalFiles.verify();
+    const first = this.journalFiles.verify(this.hasData);
+    if (first.ok && !this.journalFiles.hasBrokenMark()) return first;
+    return this.withWriteLock(async () => {
+      this.journalFiles.repairTornTail();
+      const health = this.journalFiles.check(this.hasData, { full: true });
+      if (health.ok ? health.cleared : health.detected) this.rebuildIndex();
+      return this.journalFiles.verify(this.hasData);
+    });
+  }
+
+  async anchor(): Promise<JournalAnchor> {
+    const read = this.journalFiles.readAnchor();
+    if (read.state === 'ok')
+      return {
+        present: true,
+        head: { seq: read.anchor.seq, hash: read.anchor.hash },
+        ...(read.legacy ? {} : { passphrase: read.anchor.pp }),
+      };
+    // No anchor yet on a store that has never committed anything is not a loss.
+    return this.journalFiles.segments().length === 0 && !this.hasData()
+      ? { present: true, head: { seq: 0, hash: '0'.repeat(64) }, passphrase: null }
+      : { present: false };
+  }
+
+  async diagnoseJournal(): Promise<JournalDamage> {
+    return this.damageNow();
+  }
+
+  private damageNow(): JournalDamage {
+    const ev = this.journalFiles.evaluate(this.hasData);
+    const anchor =
+      ev.read.state === 'ok'
+        ? {
+            seq: ev.read.anchor.seq,
+            hash: ev.read.anchor.hash,
+            ...(ev.read.legacy ? {} : { passphrase: ev.read.anchor.pp }),
+          }
+        : null;
+    const d = damageOf(ev.scan, anchor, ev.problem);
+    // A recorded break nothing shows any more still needs a person's word to lift it.
+    return d.ok && this.journalFiles.hasBrokenMark() ? { ...d, ok: false } : d;
+  }
+
+  async repairJournal(req: RepairRequest): Promise<RepairReport> {
+    return this.withWriteLock(async () => {
+      this.journalFiles.repairTornTail();
+      const damage = this.damageNow();
+      if (damage.ok) return { damage, entries: [] };
+      // Finish or undo what a crash left while the chain was broken, against the journal as it
+      // stands (before the repair entry takes the next seq an intent may name).
+      const intentText = readIfExists(this.layout.intentFile);
+      if (intentText !== null) {
+        try {
+          this.resolveIntent(JSON.parse(intentText) as Intent, this.journalFiles.head().seq);
+        } catch {
+          /* an unreadable intent: nothing to finish */
+        }
+        fs.rmSync(this.layout.intentFile, { force: true });
+      }
+      const anchorFor = (pp: typeof damage.journalPassphrase) => ({
+        v: 2 as const,
+        seq: 0,
+        hash: '',
+        pp,
+        cp: null,
+      });
+      const entries: JournalEntry[] = [];
+      entries.push(
+        this.journalFiles.append(
+          repairBody(damage, req, 'journal/HEAD'),
+          anchorFor(damage.journalPassphrase),
+        ),
+      );
+      if (damage.restorePassphrase)
+        entries.push(
+          this.journalFiles.append(
+            restoredPassphraseBody(damage.restorePassphrase, req),
+            anchorFor(damage.journalPassphrase),
+          ),
+        );
+      const health = this.journalFiles.check(this.hasData, { full: true });
+      if (!health.ok)
+        throw new MnemeError('internal', `the repair did not verify: ${health.firstBad.problem}`);
+      const pp = health.anchor.pp;
+      if (damage.restorePassphrase && !samePassphrase(pp, damage.restorePassphrase))
+        throw new MnemeError('internal', 'the repair did not re-record the review passphrase');
+      this.rebuildIndex();
+      return { damage, entries };
+    });
   }
 
   async appendUsage(events: UsageEvent[]): Promise<void> {
@@ -563,12 +698,23 @@ export class FileStore implements Store {
     };
     const ids = safeReaddir(this.layout.historyDir).filter((n) => n.startsWith('mem_'));
     const currentByPath = new Map<string, { last: Revision; text: string }>();
+    const all = this.journalFiles.all();
+    const journaled = journaledRevisions(all);
+    const withheld = new Set<string>();
     this.index.transaction(() => {
       this.index.reset();
       ids.forEach((id, i) => {
         try {
           const read = this.readLineageTexts(id);
-          if (read) {
+          const missing = read ? unjournaledRev(read.revisions, journaled) : null;
+          if (read && missing !== null) {
+            // Never committed, or its journal entry was cut: the whole lineage stays unserved
+            // (serving the revisions before it could bring back a corrected or retracted value).
+            withheld.add(id);
+            report.problems.push(
+              `history/${id}/${String(missing).padStart(6, '0')}.md has no journal entry: ${id} is withheld from every read (see \`mneme fsck\`)`,
+            );
+          } else if (read) {
             const lineage = read.revisions;
             this.fault('during-rebuild');
             this.index.replaceLineage(deriveLineage(lineage));
@@ -586,7 +732,6 @@ export class FileStore implements Store {
         }
         if (onProgress && (i % 500 === 0 || i === ids.length - 1)) onProgress(i + 1, ids.length);
       });
-      const all = this.journalFiles.all();
       for (const e of all) {
         report.journalEntries++;
         this.index.applyEntry(e);
@@ -602,6 +747,7 @@ export class FileStore implements Store {
       // The current file is a copy of its last history file; serialize only when they differ.
       if (recorded && (recorded.text === text || serializeRevision(recorded.last) === text)) return;
       const idMatch = /\nid: (mem_[0-9A-Z]{26})\n/.exec(text);
+      if (!recorded && idMatch && withheld.has(idMatch[1]!)) return; // reported above
       report.handEdits.push({
         path: path.relative(this.layout.root, f),
         id: idMatch?.[1] ?? recorded?.last.id ?? null,
@@ -634,10 +780,13 @@ export class FileStore implements Store {
 
   async reindex(ids: string[]): Promise<void> {
     await this.withWriteLock(async () => {
+      const journaled = journaledRevisions(this.journalFiles.all());
       this.index.transaction(() => {
         for (const id of ids) {
           const lineage = this.readLineageFiles(id);
-          if (lineage) this.index.replaceLineage(deriveLineage(lineage));
+          if (lineage && unjournaledRev(lineage, journaled) === null)
+            this.index.replaceLineage(deriveLineage(lineage));
+          else this.index.removeLineage(id);
         }
       });
     });
@@ -651,12 +800,12 @@ export class FileStore implements Store {
    */
   async integrity(): Promise<IntegrityFinding[]> {
     const out: IntegrityFinding[] = [];
-    const v = this.journalFiles.verify();
+    const v = await this.verifyJournal();
     if (!v.ok && v.firstBad)
       out.push({
         kind: 'journal_chain',
         severity: 'error',
-        message: `journal chain broken: ${v.firstBad.problem}`,
+        message: `journal chain broken: ${v.firstBad.problem} — every write is refused until a person runs \`mneme journal repair\``,
       });
     if (fs.existsSync(this.layout.intentFile))
       out.push({
@@ -671,10 +820,14 @@ export class FileStore implements Store {
     const indexed = this.index.allRevisionKeys();
     const onDisk = new Set<string>();
     const currentByPath = new Map<string, Revision>();
+    const withheldIds = new Set<string>();
     for (const id of safeReaddir(this.layout.historyDir)) {
       if (!id.startsWith('mem_')) continue;
       const dir = path.join(this.layout.historyDir, id);
       const names = safeReaddir(dir).filter((n) => /^\d{6}\.md$/.test(n));
+      // A lineage with an unjournaled revision is withheld: it has no index rows on purpose.
+      const withheld = names.some((n) => !journaled.has(`${id}#${Number(n.slice(0, 6))}`));
+      if (withheld) withheldIds.add(id);
       let last: Revision | null = null;
       for (const n of names) {
         const rev = Number(n.slice(0, 6));
@@ -710,11 +863,11 @@ export class FileStore implements Store {
         if (want === undefined) {
           out.push({
             kind: 'revision_unjournaled',
-            severity: 'warning',
+            severity: 'error',
             memory: id,
             rev,
             path: where,
-            message: `${where} has no journal entry (an orphan left by an interrupted write?)`,
+            message: `${where} has no journal entry (cut from the journal, or added by hand): ${id} is withheld from every read. Repair: restore the journal from a backup (the memory is served again once its entries are back); or accept the loss: a person moves history/${id}/ and its current file under memories/ out of the store, runs \`mneme rebuild\`, and remembers it again if it still holds`,
           });
         } else if (sha256(text) !== want) {
           out.push({
@@ -726,7 +879,7 @@ export class FileStore implements Store {
             message: `${where} does not match the hash its journal entry recorded (edited or damaged)`,
           });
         }
-        if (parsed) {
+        if (parsed && !withheld) {
           last = parsed;
           const doc = indexed.get(key);
           if (doc === undefined)
@@ -768,6 +921,7 @@ export class FileStore implements Store {
       const recorded = currentByPath.get(f);
       if (recorded && serializeRevision(recorded) === text) return;
       const id = /\nid: (mem_[0-9A-Z]{26})\n/.exec(text)?.[1] ?? recorded?.id;
+      if (!recorded && id && withheldIds.has(id)) return; // reported with its revision
       if (recorded || id)
         out.push({
           kind: 'hand_edit',
@@ -836,6 +990,42 @@ function sameRevision(a: Revision, b: Revision): boolean {
 function removeStrayTemps(dir: string): void {
   for (const n of safeReaddir(dir)) {
     if (/\.tmp-\d+-\d+$/.test(n)) fs.rmSync(path.join(dir, n), { force: true });
+  }
+}
+
+/** id → the revisions the journal records for it. */
+function journaledRevisions(entries: readonly JournalEntry[]): Map<string, Set<number>> {
+  const out = new Map<string, Set<number>>();
+  for (const e of entries) {
+    if (!e.target || !e.after) continue;
+    let set = out.get(e.target.id);
+    if (!set) out.set(e.target.id, (set = new Set()));
+    set.add(e.after.rev);
+  }
+  return out;
+}
+
+/** The first revision of a lineage that the journal does not record, or null. */
+function unjournaledRev(
+  lineage: readonly Revision[],
+  journaled: Map<string, Set<number>>,
+): number | null {
+  const set = journaled.get(lineage[0]?.id ?? '');
+  for (const r of lineage) if (!set?.has(r.rev)) return r.rev;
+  return null;
+}
+
+function dirHasEntry(dir: string): boolean {
+  let d: fs.Dir | null = null;
+  try {
+    d = fs.opendirSync(dir);
+    for (let e = d.readSync(); e !== null; e = d.readSync())
+      if (!e.name.startsWith('.')) return true;
+    return false;
+  } catch {
+    return false;
+  } finally {
+    d?.closeSync();
   }
 }
 

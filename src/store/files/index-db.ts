@@ -240,6 +240,13 @@ export class IndexDb {
     }
   }
 
+  /** Drops every row of one lineage (it is withheld from reads). */
+  removeLineage(id: string): void {
+    this.dfSeq++;
+    for (const { rowid } of this.stmts.rowids.all(id)) this.stmts.delFts.run(rowid);
+    this.stmts.delRev.run(id);
+  }
+
   lineage(id: string): RevisionView[] | null {
     const rows = this.stmts.lineage.all(id);
     return rows.length === 0 ? null : rows.map((r) => JSON.parse(r.doc) as RevisionView);

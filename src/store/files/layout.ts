@@ -30,6 +30,10 @@ export class Layout {
   get journalHeadFile() {
     return this.inside('journal', 'HEAD');
   }
+  /** A chain break found by a check or a verify: every write refuses while it stands. */
+  get journalBrokenFile() {
+    return this.inside('.state', 'journal-broken.json');
+  }
   get usageDir() {
     return this.inside('usage');
   }

@@ -10,9 +10,16 @@ import { MnemeError } from '../../core/errors.js';
 import {
   EMPTY_HEAD,
   chainEntry,
+  entryHashValid,
+  judgeChain,
+  passphraseSetBy,
   verifyChain,
+  type AnchorRecord,
   type ChainHead,
+  type ChainProblem,
+  type ChainScan,
   type JournalEntry,
+  type PassphraseRecord,
 } from '../../core/journal.js';
 import type { Tombstone } from '../../core/normalize.js';
 import type { Proposal } from '../../core/proposal.js';
@@ -20,7 +27,11 @@ import type { QueryTerm } from '../../core/text.js';
 import type { RevisionView } from '../../core/types.js';
 import type {
   CommitRequest,
+  JournalAnchor,
+  JournalDamage,
   JournalQuery,
+  RepairReport,
+  RepairRequest,
   ProposalQuery,
   RebuildReport,
   SearchHit,
@@ -35,6 +46,31 @@ import { rederiveLineages, writeRevision } from './lineage-rows.js';
 import { migrate } from './schema.js';
 import { Params, VIEW_COLUMNS, eligibleSql, toView, tsQuery, type ViewRow } from './sql.js';
 import { tenantExists } from './tenants.js';
+import {
+  chainRefused,
+  damageOf,
+  repairBody,
+  reportOf,
+  restoredPassphraseBody,
+} from '../journal-guard.js';
+
+const HEAD_NAME = 'the journal head row';
+
+interface HeadRow {
+  seq: string;
+  hash: string;
+  passphrase: string | null;
+  broken: string | null;
+}
+
+interface Evaluation {
+  head: HeadRow | null;
+  anchor: AnchorRecord | null;
+  scan: ChainScan;
+  problem: ChainProblem | null;
+  /** The highest seq of any row (an unreadable last row is past the scan's tail). */
+  maxSeq: number;
+}
 
 export interface PostgresStoreOptions {
   tenant: string;
@@ -189,13 +225,27 @@ export class PostgresStore implements Store {
 
   private async commitIn(c: pg.PoolClient, req: CommitRequest): Promise<JournalEntry> {
     const t = this.tenant;
-    // The chain head, row-locked: even a writer that skipped the advisory lock would queue here.
-    const headRows = await c.query<{ seq: string; hash: string }>(
-      'SELECT seq, hash FROM journal_head WHERE tenant_id = $1 FOR UPDATE',
+    // The chain head, row-locked (even a writer that skipped the advisory lock would queue
+    // here), with the journal's last row beside it: in one round trip, by primary key, the tail
+    // is checked against its anchor before anything is written.
+    const { rows } = await c.query<TailRow>(
+      `WITH h AS (SELECT seq, hash, passphrase, broken FROM journal_head
+                  WHERE tenant_id = $1 FOR UPDATE)
+       SELECT h.seq AS h_seq, h.hash AS h_hash, h.passphrase AS h_pp, h.broken AS h_broken,
+              t.seq AS t_seq, t.entry AS t_entry,
+              (h.seq IS NULL AND t.seq IS NULL
+                 AND EXISTS (SELECT 1 FROM memories m WHERE m.tenant_id = $1)) AS orphaned
+       FROM (SELECT 1) one
+       LEFT JOIN h ON true
+       LEFT JOIN LATERAL (SELECT seq, entry FROM journal WHERE tenant_id = $1
+                          ORDER BY seq DESC LIMIT 1) t ON true`,
       [t],
     );
-    const headRow = headRows.rows[0];
-    const head: ChainHead = headRow ? { seq: Number(headRow.seq), hash: headRow.hash } : EMPTY_HEAD;
+    const row = rows[0]!;
+    const bad = tailProblem(row);
+    if (bad) throw chainRefused(bad);
+    const head: ChainHead =
+      row.h_seq !== null ? { seq: Number(row.h_seq), hash: row.h_hash! } : EMPTY_HEAD;
     const r = req.revision;
     if (r) await writeRevision(c, this.tenant, r);
     const body = {
@@ -211,24 +261,7 @@ export class PostgresStore implements Store {
         : {}),
     };
     const entry = chainEntry(head, body);
-    await c.query(
-      `WITH j AS (
-         INSERT INTO journal(tenant_id, seq, at, op, actor_kind, target_id, idem, entry)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING tenant_id, seq)
-       INSERT INTO journal_head(tenant_id, seq, hash) SELECT tenant_id, seq, $9 FROM j
-       ON CONFLICT (tenant_id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash`,
-      [
-        t,
-        entry.seq,
-        entry.at,
-        entry.op,
-        entry.actor.kind,
-        entry.target?.id ?? null,
-        entry.idem,
-        JSON.stringify(entry),
-        entry.hash,
-      ],
-    );
+    await this.appendRow(c, entry, passphraseSetBy(entry) ?? parsePassphrase(row.h_pp));
     if (req.tombstone) {
       const [event, scope, key, doc] =
         'arm' in req.tombstone
@@ -251,6 +284,36 @@ export class PostgresStore implements Store {
       );
     }
     return entry;
+  }
+
+  /** One journal row and the head row moved to it, in one statement (one transaction). */
+  private async appendRow(
+    c: Queryable,
+    entry: JournalEntry,
+    passphrase: PassphraseRecord | null,
+  ): Promise<void> {
+    await c.query(
+      `WITH j AS (
+         INSERT INTO journal(tenant_id, seq, at, op, actor_kind, target_id, idem, entry)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING tenant_id, seq)
+       INSERT INTO journal_head(tenant_id, seq, hash, passphrase, broken)
+       SELECT tenant_id, seq, $9, $10, NULL FROM j
+       ON CONFLICT (tenant_id) DO UPDATE
+         SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, passphrase = EXCLUDED.passphrase,
+             broken = NULL`,
+      [
+        this.tenant,
+        entry.seq,
+        entry.at,
+        entry.op,
+        entry.actor.kind,
+        entry.target?.id ?? null,
+        entry.idem,
+        JSON.stringify(entry),
+        entry.hash,
+        passphrase ? JSON.stringify({ salt: passphrase.salt, hash: passphrase.hash }) : null,
+      ],
+    );
   }
 
   // ---- reads ------------------------------------------------------------------------------
@@ -409,42 +472,138 @@ export class PostgresStore implements Store {
     );
   }
 
-  async verifyJournal(): Promise<VerifyReport> {
-    const { rows } = await this.q<{ entry: string; seq: string }>(
-      'SELECT seq, entry FROM journal WHERE tenant_id = $1 ORDER BY seq',
-      [this.tenant],
-    );
+  /** The whole chain against the head row, read in one snapshot (no side effects). */
+  private async evaluate(): Promise<Evaluation> {
+    const run = async (db: Queryable) => {
+      const h = await db.query<HeadRow>(
+        'SELECT seq, hash, passphrase, broken FROM journal_head WHERE tenant_id = $1',
+        [this.tenant],
+      );
+      const j = await db.query<{ entry: string; seq: string }>(
+        'SELECT seq, entry FROM journal WHERE tenant_id = $1 ORDER BY seq',
+        [this.tenant],
+      );
+      const m = await db.query<{ x: boolean }>(
+        'SELECT EXISTS (SELECT 1 FROM memories WHERE tenant_id = $1) AS x',
+        [this.tenant],
+      );
+      return { head: h.rows[0] ?? null, rows: j.rows, hasData: m.rows[0]?.x === true };
+    };
+    const inTx = this.tx.getStore();
+    let got: Awaited<ReturnType<typeof run>>;
+    if (inTx) got = await run(inTx);
+    else {
+      // One snapshot, so a commit landing between the statements cannot look like a cut tail.
+      const client = await this.pool.connect().catch((e: unknown) => {
+        throw connectionError(e, this.location);
+      });
+      try {
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        got = await run(client);
+        await client.query('COMMIT');
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw fromDb(e);
+      } finally {
+        client.release();
+      }
+    }
+    const { head, rows, hasData } = got;
+    const anchor: AnchorRecord | null = head
+      ? { seq: Number(head.seq), hash: head.hash, passphrase: parsePassphrase(head.passphrase) }
+      : null;
     const parsed = function* () {
       for (const r of rows) {
         let entry: JournalEntry | null = null;
         try {
           entry = JSON.parse(r.entry) as JournalEntry;
+          if (typeof entry?.seq !== 'number' || typeof entry.hash !== 'string') entry = null;
         } catch {
           entry = null;
         }
-        yield { entry, where: `journal #${r.seq}` };
+        yield { entry, where: `journal #${r.seq}`, raw: r.entry };
       }
     };
-    const { problem, head, count } = verifyChain(parsed());
-    if (problem) return { ok: false, entries: count, head, firstBad: problem };
-    const recorded = await this.q<{ seq: string; hash: string }>(
-      'SELECT seq, hash FROM journal_head WHERE tenant_id = $1',
+    const scan = verifyChain(parsed(), { anchor });
+    const problem = judgeChain(scan, anchor, {
+      allowExtension: false,
+      hasData: () => hasData,
+      name: HEAD_NAME,
+    });
+    const maxSeq = rows.length ? Number(rows[rows.length - 1]!.seq) : 0;
+    return { head, anchor, scan, problem, maxSeq };
+  }
+
+  /**
+   * A break found here is recorded in the head row (every write then refuses); a chain that
+   * verifies again lifts an earlier record. Both are judged again under the write lock.
+   */
+  async verifyJournal(): Promise<VerifyReport> {
+    const first = await this.evaluate();
+    if (!first.problem && !first.head?.broken) return reportOf(first.scan, first.problem);
+    return this.withWriteLock(async () => {
+      const ev = await this.evaluate();
+      const want = ev.problem ? JSON.stringify(ev.problem) : null;
+      if (ev.head && ev.head.broken !== want)
+        await this.q('UPDATE journal_head SET broken = $2 WHERE tenant_id = $1', [
+          this.tenant,
+          want,
+        ]);
+      return reportOf(ev.scan, ev.problem);
+    });
+  }
+
+  async anchor(): Promise<JournalAnchor> {
+    const { rows } = await this.q<HeadRow & { any: boolean }>(
+      `SELECT h.seq, h.hash, h.passphrase, h.broken,
+              EXISTS (SELECT 1 FROM journal WHERE tenant_id = $1) AS any
+       FROM (SELECT 1) one LEFT JOIN journal_head h ON h.tenant_id = $1`,
       [this.tenant],
     );
-    const rec = recorded.rows[0];
-    if (rec && (Number(rec.seq) !== head.seq || rec.hash !== head.hash)) {
+    const h = rows[0]!;
+    if (h.seq !== null)
       return {
-        ok: false,
-        entries: count,
-        head,
-        firstBad: {
-          seq: head.seq + 1,
-          position: count + 1,
-          problem: `the journal head records seq ${rec.seq} but the journal ends at seq ${head.seq} (entries were deleted or replaced)`,
-        },
+        present: true,
+        head: { seq: Number(h.seq), hash: h.hash },
+        passphrase: parsePassphrase(h.passphrase),
       };
-    }
-    return { ok: true, entries: count, head, firstBad: null };
+    return h.any ? { present: false } : { present: true, head: EMPTY_HEAD, passphrase: null };
+  }
+
+  async diagnoseJournal(): Promise<JournalDamage> {
+    return damageFor(await this.evaluate());
+  }
+
+  async repairJournal(req: RepairRequest): Promise<RepairReport> {
+    return this.withWriteLock(async () => {
+      const c = this.tx.getStore()!;
+      const ev = await this.evaluate();
+      const damage = damageFor(ev);
+      if (damage.ok) return { damage, entries: [] };
+      if (ev.maxSeq > ev.scan.tail.seq)
+        throw new MnemeError(
+          'refused',
+          `the journal's last row (#${ev.maxSeq}) is unreadable, so a repair entry has nothing to chain to`,
+          { hint: 'restore that row from a backup, or delete it by hand, then repair again' },
+        );
+      const bodies = [repairBody(damage, req, HEAD_NAME)];
+      if (damage.restorePassphrase)
+        bodies.push(restoredPassphraseBody(damage.restorePassphrase, req));
+      let tail = ev.scan.tail;
+      let pp = damage.journalPassphrase;
+      const entries: JournalEntry[] = [];
+      for (const body of bodies) {
+        const entry = chainEntry(tail, body);
+        pp = passphraseSetBy(entry) ?? pp;
+        await this.appendRow(c, entry, pp);
+        entries.push(entry);
+        tail = { seq: entry.seq, hash: entry.hash };
+      }
+      const after = await this.evaluate();
+      if (after.problem)
+        throw new MnemeError('internal', `the repair did not verify: ${after.problem.problem}`);
+      return { damage, entries };
+    });
   }
 
   // ---- rebuild ----------------------------------------------------------------------------
@@ -512,6 +671,92 @@ export class PostgresStore implements Store {
     await this.queue.catch(() => {});
     if (this.ownsPool) await this.pool.end();
   }
+}
+
+interface TailRow {
+  h_seq: string | null;
+  h_hash: string | null;
+  h_pp: string | null;
+  h_broken: string | null;
+  t_seq: string | null;
+  t_entry: string | null;
+  orphaned: boolean;
+}
+
+/** The journal's last row against the head row (O(1)); null when they agree. */
+function tailProblem(row: TailRow): ChainProblem | null {
+  if (row.h_broken !== null) {
+    try {
+      const p = JSON.parse(row.h_broken) as ChainProblem;
+      if (typeof p?.problem === 'string') return p;
+    } catch {
+      /* fall through */
+    }
+    return { seq: null, position: 0, problem: 'a chain break was recorded' };
+  }
+  const tailSeq = row.t_seq === null ? null : Number(row.t_seq);
+  if (row.h_seq === null) {
+    if (tailSeq === null)
+      return row.orphaned
+        ? {
+            seq: 1,
+            position: 1,
+            problem: `the journal and ${HEAD_NAME} are both missing, but the tenant holds memories (the journal was deleted)`,
+          }
+        : null;
+    return {
+      seq: tailSeq + 1,
+      position: tailSeq + 1,
+      problem: `${HEAD_NAME} is missing, so nothing shows whether entries were cut from the journal's tail`,
+    };
+  }
+  const headSeq = Number(row.h_seq);
+  if (tailSeq === null || tailSeq < headSeq)
+    return {
+      seq: (tailSeq ?? 0) + 1,
+      position: (tailSeq ?? 0) + 1,
+      problem:
+        tailSeq === null
+          ? `${HEAD_NAME} records seq ${headSeq} but the journal is empty (its entries were deleted)`
+          : `${HEAD_NAME} records seq ${headSeq} but the journal ends at seq ${tailSeq} (entries were deleted from the tail)`,
+    };
+  if (tailSeq > headSeq)
+    return {
+      seq: headSeq + 1,
+      position: headSeq + 1,
+      problem: `the journal runs past ${HEAD_NAME} (seq ${headSeq}) to seq ${tailSeq}`,
+    };
+  let e: JournalEntry | null = null;
+  try {
+    e = JSON.parse(row.t_entry ?? '') as JournalEntry;
+  } catch {
+    e = null;
+  }
+  if (!e || e.seq !== tailSeq || e.hash !== row.h_hash || !entryHashValid(e))
+    return {
+      seq: tailSeq,
+      position: tailSeq,
+      problem: `the journal's last entry (seq ${tailSeq}) does not match ${HEAD_NAME}: it was replaced or edited`,
+    };
+  return null;
+}
+
+function parsePassphrase(text: string | null): PassphraseRecord | null {
+  if (text === null) return null;
+  try {
+    const p = JSON.parse(text) as Partial<PassphraseRecord>;
+    return typeof p.salt === 'string' && typeof p.hash === 'string'
+      ? { salt: p.salt, hash: p.hash }
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+function damageFor(ev: Evaluation): JournalDamage {
+  const d = damageOf(ev.scan, ev.anchor, ev.problem);
+  // A recorded break nothing shows any more still needs a person's word to lift it.
+  return d.ok && ev.head?.broken ? { ...d, ok: false } : d;
 }
 
 /** pgvector is used only when the server has it (DESIGN §7: lexical retrieval stands alone). */

@@ -152,6 +152,20 @@ CREATE TABLE session_archive(
   PRIMARY KEY (tenant_id, host, session, seq)
 );
 `,
+  // 2: the journal head row also anchors the review passphrase as of that head (so removing
+  // journal rows cannot drop it) and records a chain break a full verify found (every write is
+  // refused until a person runs `mneme journal repair`). Existing rows take the passphrase the
+  // journal sets now.
+  `
+ALTER TABLE journal_head ADD COLUMN passphrase text;
+ALTER TABLE journal_head ADD COLUMN broken text;
+UPDATE journal_head h SET passphrase = (
+  SELECT json_build_object('salt', e.entry::json->'data'->>'salt',
+                           'hash', e.entry::json->'data'->>'hash')::text
+  FROM journal e
+  WHERE e.tenant_id = h.tenant_id AND e.op = 'set_passphrase'
+  ORDER BY e.seq DESC LIMIT 1);
+`,
 ];
 
 /** An arbitrary constant: the advisory lock class that serialises migrations. */

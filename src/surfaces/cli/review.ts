@@ -1,11 +1,18 @@
 // Human surfaces of the CLI: `proposals` (read-only, anywhere), and `review`, `confirm`,
-// `tombstone lift`, which refuse inside an agent session or without a terminal, ask for a typed
-// confirmation, and need the review passphrase when one is set.
+// `tombstone lift`, `journal repair`, which refuse inside an agent session or without a
+// terminal, ask for a typed confirmation, and need the review passphrase when one is set.
 import { MnemeError } from '../../core/errors.js';
 import type { Proposal } from '../../core/proposal.js';
 import type { Actor } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
-import { checkPassphrase, currentPassphrase, hashPassphrase } from '../../engine/passphrase.js';
+import {
+  checkPassphrase,
+  currentPassphrase,
+  hashPassphrase,
+  passphraseMatches,
+  repairPassphrase,
+} from '../../engine/passphrase.js';
+import type { JournalDamage } from '../../store/port.js';
 import { requireHumanSurface } from '../human-gate.js';
 import { day, table } from './format.js';
 import type { CliContext } from './run.js';
@@ -191,4 +198,73 @@ export function registerReview(c: CliContext): void {
       await engine.apply([{ op: 'lift', key: t.key, scope: t.scope }], HUMAN);
       c.io.stdout('lifted\n');
     });
+
+  const journal = program.commands.find((x) => x.name() === 'journal');
+  journal
+    ?.command('repair')
+    .description(
+      'a person re-anchors a journal whose chain does not verify, recording the reason and what was lost',
+    )
+    .action(async () => {
+      const ask = human('mneme journal repair');
+      const engine = await c.engine();
+      const damage = await engine.journalDamage();
+      if (damage.ok) {
+        c.io.stdout('journal ok: nothing to repair\n');
+        return;
+      }
+      c.io.stdout(`${damageText(damage)}\n`);
+      if ((await ask('Type "repair" to record this and accept writes again: ')).trim() !== 'repair')
+        throw new MnemeError('refused', 'not confirmed; nothing changed');
+      const reason = (await ask('Reason (recorded in the journal): ')).trim();
+      if (reason === '')
+        throw new MnemeError('invalid', 'a repair needs a reason; nothing changed');
+      const pp = await repairPassphrase(engine.ctx.store);
+      if (pp && !passphraseMatches(await ask('Review passphrase: ', { secret: true }), pp))
+        throw new MnemeError('refused', 'the review passphrase is wrong; nothing changed');
+      const r = await engine.repairJournal(reason, HUMAN);
+      const [repair, ...more] = r.entries;
+      c.io.stdout(
+        repair
+          ? `repaired: entry #${repair.seq} records the repair${more.length ? ` (entry #${more[0]!.seq} re-records the review passphrase)` : ''}; the journal verifies and writes are accepted again\n`
+          : 'journal ok: nothing to repair\n',
+      );
+    });
+}
+
+/** What a repair will do, for the person about to confirm it. */
+export function damageText(d: JournalDamage): string {
+  const lines = ["The journal's hash chain does not verify."];
+  if (d.firstBad)
+    lines.push(
+      `  first bad entry: ${d.firstBad.seq !== null ? `#${d.firstBad.seq}` : `line ${d.firstBad.position}`} — ${d.firstBad.problem}`,
+    );
+  lines.push('', 'The repair deletes and rewrites nothing. It will:');
+  for (const b of d.breaks)
+    lines.push(
+      `  - acknowledge the break at line ${b.position}${b.seq !== null ? ` (entry #${b.seq})` : ''}: ${b.problem}`,
+    );
+  if (d.lostTail)
+    lines.push(
+      `  - record that entries #${d.lostTail.fromSeq}–#${d.lostTail.toSeq} were cut from the tail (the anchor named #${d.lostTail.toSeq}, hash ${d.lostTail.anchorHash.slice(0, 12)}); their content is lost`,
+    );
+  if (d.anchor === 'missing')
+    lines.push(
+      '  - record that the anchor (journal/HEAD) was missing: what the tail held before it is unknown, and so is any review passphrase set there',
+    );
+  if (d.anchor === 'replaced')
+    lines.push('  - record that the entry the anchor named is no longer in the journal');
+  if (d.restorePassphrase)
+    lines.push(
+      "  - re-record the review passphrase the anchor holds (the journal's entry setting it was lost)",
+    );
+  if (d.breaks.length === 0 && !d.lostTail && d.anchor === 'ok' && !d.restorePassphrase)
+    lines.push('  - lift a recorded refusal the journal no longer shows a reason for');
+  lines.push(
+    `  - append a journal_repair entry with your reason and this list after entry #${d.tail.seq}, and anchor the journal to it`,
+    '',
+    'Writes are accepted again afterwards. A memory whose journal entry was lost stays withheld from',
+    'every read; `mneme fsck` lists each one and how to resolve it.',
+  );
+  return lines.join('\n');
 }

@@ -351,9 +351,8 @@ export function buildProgram(c: CliContext): Command {
       );
     });
 
-  program
-    .command('journal')
-    .description('the hash-chained journal')
+  const journal = program.command('journal').description('the hash-chained journal');
+  journal
     .command('verify')
     .description('check the chain: any edit, deletion or reordering is found')
     .action(async () => {
@@ -361,8 +360,8 @@ export function buildProgram(c: CliContext): Command {
       const r = await engine.verifyJournal();
       c.out(r, () =>
         r.ok
-          ? `journal ok: ${r.entries} entries, head #${r.head.seq} ${r.head.hash.slice(0, 12)}`
-          : `journal BROKEN at entry ${r.firstBad!.seq ?? `line ${r.firstBad!.position}`}: ${r.firstBad!.problem}`,
+          ? `journal ok: ${r.entries} entries, head #${r.head.seq} ${r.head.hash.slice(0, 12)}${r.repaired?.length ? ` (${r.repaired.length} break(s) acknowledged by a journal repair)` : ''}`
+          : `journal BROKEN at entry ${r.firstBad!.seq ?? `line ${r.firstBad!.position}`}: ${r.firstBad!.problem}\nevery write is refused until a person runs \`mneme journal repair\` (reads keep working)`,
       );
       if (!r.ok) throw new ExitCode(2);
     });

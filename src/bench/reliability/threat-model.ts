@@ -35,9 +35,59 @@ data an agent, a bundle or a model can supply.
 
 ### A same-user process editing the store's files
 
+- Cutting journal lines (from the tail, several, or from the middle) makes every later write
+  refuse — from an agent or a person, over the CLI or MCP, however often it is tried — with the
+  first bad entry and \`mneme journal repair\` in the message, until a person repairs it; reads
+  keep working. (\`adversary-journal: refuses every write (agent and person, many times) while
+  reads keep working; a person repairs it and writes work again\`, \`an agent over MCP is refused
+  with the first bad entry and the repair command; before the cut it is not\`)
+- Editing or swapping lines, deleting \`journal/HEAD\`, deleting a segment, or editing an older
+  segment to the same length is caught the same way; restoring the bytes lets writes through
+  again. Deleting \`.state/journal-broken.json\` does not help: the next write checks again.
+  (\`every kind of tampering refuses writes; the same store restored takes them again\`, \`a sealed
+  segment edited or deleted is caught by the next write\`)
+- Removing the entry that set the review passphrase makes decisions refuse (fail closed):
+  \`journal/HEAD\` keeps a copy of the passphrase hash, and the repair puts it back and still asks
+  for it. (\`cutting the set_passphrase entry refuses decisions (fail closed); the untouched twin
+  decides with it; the repair brings it back\`)
+- A revision file whose journal entry was removed is served nowhere (recall, read, injection), also
+  after \`mneme rebuild\`, and \`fsck\` reports it as an error with the repair path. (\`a remember
+  line cut from the middle: that memory is withheld and fsck reports it; the others are served\`)
+- A crash between the journal append and the HEAD update still heals. (\`HEAD one entry behind a
+  valid tail (a crash between append and HEAD update) heals; behind an edited tail it does not\`,
+  \`reliability-crash\`)
 - A proposal file edited to carry a human-only step cannot be accepted; it can still be rejected.
   (\`adversary-bundle: a proposal file edited to carry a human-only step cannot be accepted, only
   rejected\`)
+- What it **can** still do: rewrite the journal and \`journal/HEAD\` consistently (the chain has
+  no secret key), forge a \`journal_repair\` entry, put back an older copy of the whole store, or
+  delete the store. Running \`journal repair\` under a fake terminal also needs the review
+  passphrase once one is set. The backstop against a consistent rewrite is a backup kept
+  elsewhere. On Postgres a database user who deletes or edits the last journal row, or the
+  \`set_passphrase\` row, gets writes or decisions refused; a row changed in the middle is found by
+  a full check (\`journal verify\`, \`fsck\`), which records it and then refuses writes; a
+  revision row whose journal row was deleted is still served there. (\`journal on Postgres: a
+  deleted last journal row …\`, \`a deleted set_passphrase row …\`)
+
+### Anyone writing a value that was rejected
+
+- It is refused when respelled: digits of another script (\`every ٩٠ days\`), letters spaced out
+  by any separator (\`p a s s w o r d\`, \`s.t.a.g.i.n.g\`), words split or joined
+  (\`stag-ing data-base\`, \`stagingdatabase\`), digits and symbols for letters inside words
+  (\`5tag1ng databa5e p@$$w0rd\`), and any combination, besides the case, width, look-alike
+  letter, invisible character and filler-word variants refused before. (\`adversary-lookalike: in
+  the abstract: other scripts, spaced out, split or joined, leetspeak; controls stored and
+  recallable\`, the properties in \`normalize.test.ts\`)
+- It is refused in the body or a field value under a harmless abstract; only what a write changes
+  is read, so a body carried over unchanged passes. (\`in the body (with a harmless abstract) or a
+  field: refused; a body with another value is stored\`, \`a body carried over unchanged passes; a
+  changed body or field that repeats the value is refused\`)
+- A different value is stored: another number in any script (\`every ٣٠ days\`), version, region,
+  name or an added negation; a number standing alone is never read as a letter, and two numbers
+  are never merged. (same tests, their controls)
+- Not caught, by design or not yet: a full paraphrase in other words, a bare mention of a short
+  value inside a longer sentence, the value right after a negation in the same clause, numbers
+  written out as words ("ninety"). \`fsck\` re-checks abstracts only.
 
 ### An agent in a session (CLI with an agent marker, MCP, hooks)
 

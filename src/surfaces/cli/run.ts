@@ -5,9 +5,11 @@
 import fs from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { MnemeError } from '../../core/errors.js';
+import { LIMITS } from '../../core/limits.js';
 import type { Actor } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
 import type { ReadLevel } from '../../engine/read.js';
+import { readInputFile } from '../input-file.js';
 import { openEngine } from '../open.js';
 import { registerAgentCommands } from './agent-commands.js';
 import { registerBench } from './bench.js';
@@ -68,7 +70,7 @@ function contentOptions(cmd: Command, requireAbstract: boolean): Command {
       ).makeOptionMandatory(requireAbstract),
     )
     .option('--body <text>', 'Markdown detail')
-    .option('--body-file <file>', 'read the body from a file ("-" for stdin)')
+    .option('--body-file <file>', 'read the body from a file ("-" for stdin; at most 64 KiB)')
     .option('--field <key=value>', 'a schema field, e.g. subject=billing (repeatable)', parseField)
     .option('--tag <tag>', 'a tag (repeatable)', collect)
     .option('--valid-from <iso>', 'when the fact started to hold')
@@ -89,14 +91,12 @@ function readBody(o: { body?: string; bodyFile?: string }): string | undefined {
   if (o.body !== undefined && o.bodyFile !== undefined)
     throw new MnemeError('invalid', 'pass --body or --body-file, not both');
   if (o.bodyFile === undefined) return o.body;
+  // Read no more than the body limit: past it the write would be refused anyway.
+  const buf = readInputFile(o.bodyFile, { cap: LIMITS.bodyBytes, what: '--body-file' });
   try {
-    const buf = fs.readFileSync(o.bodyFile === '-' ? 0 : o.bodyFile);
-    const text = new TextDecoder('utf-8', { fatal: true }).decode(buf);
-    return text;
-  } catch (e) {
-    if (e instanceof TypeError)
-      throw new MnemeError('invalid', `${o.bodyFile} is not valid UTF-8 text`);
-    throw new MnemeError('invalid', `cannot read ${o.bodyFile}: ${(e as Error).message}`);
+    return new TextDecoder('utf-8', { fatal: true }).decode(buf);
+  } catch {
+    throw new MnemeError('invalid', `${o.bodyFile} is not valid UTF-8 text`);
   }
 }
 
@@ -402,15 +402,15 @@ export function buildProgram(c: CliContext): Command {
   program
     .command('import')
     .description('apply a bundle through the write path (imported memories arrive untrusted)')
-    .argument('<file>')
+    .argument(
+      '<file>',
+      `the bundle file ("-" for stdin; at most ${LIMITS.bundleBytes / 1024 / 1024} MiB)`,
+    )
     .action(async (file: string) => {
       const engine = await c.engine();
-      let text: string;
-      try {
-        text = fs.readFileSync(file, 'utf8');
-      } catch (e) {
-        throw new MnemeError('invalid', `cannot read ${file}: ${(e as Error).message}`);
-      }
+      const text = readInputFile(file, { cap: LIMITS.bundleBytes, what: 'the bundle' }).toString(
+        'utf8',
+      );
       const r = await engine.importBundle(text, file, { ...c.actor(), kind: 'import' });
       c.out(
         r,

@@ -27,7 +27,9 @@ function readStdin(): Promise<string> {
       const n = fs.readSync(0, buf, 0, buf.length, null);
       if (n === 0) return Promise.resolve(Buffer.concat(chunks).toString('utf8'));
       size += n;
-      if (size <= STDIN_CAP) chunks.push(Buffer.from(buf.subarray(0, n)));
+      // Past the cap the payload is refused anyway: stop reading (stdin may never end).
+      if (size > STDIN_CAP) return Promise.resolve('');
+      chunks.push(Buffer.from(buf.subarray(0, n)));
     }
   } catch {
     return readStream(chunks, size);
@@ -40,6 +42,10 @@ function readStream(chunks: Buffer[], size: number): Promise<string> {
     process.stdin.on('data', (d: Buffer) => {
       size += d.length;
       if (size <= STDIN_CAP) chunks.push(d);
+      else {
+        process.stdin.destroy();
+        resolve('');
+      }
     });
     process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     process.stdin.on('error', () => resolve(Buffer.concat(chunks).toString('utf8')));

@@ -11,6 +11,7 @@ import type { Engine } from '../../engine/engine.js';
 import { fileBlock, sessionStartBlock, type InjectOptions } from '../../engine/inject.js';
 import { SessionFiles } from '../../store/files/session-files.js';
 import type { SessionRef } from '../../store/sessions.js';
+import { readInputFile } from '../input-file.js';
 import { openEngine, storeHome } from '../open.js';
 import { bindProject, findRepoRoot } from '../project.js';
 import { appendHookLog, type HookRecord } from './hook-log.js';
@@ -35,6 +36,9 @@ interface InjectedState {
   cited: string[];
   ignored: string[];
 }
+
+/** The largest source file a pre-edit block hashes (as the engine's own source reads). */
+const SOURCE_FILE_BYTES = 8 * 1024 * 1024;
 
 const num = (v: string | undefined, fallback: number) => {
   const n = Number(v);
@@ -82,7 +86,9 @@ export async function runHook(r: HookRun): Promise<{ stdout: string; record: Hoo
         projectRoot,
         readFile: (abs) => {
           try {
-            return fs.readFileSync(abs);
+            // A regular file of bounded size: a FIFO or device at a bound path must not hang
+            // or flood the hook.
+            return readInputFile(abs, { cap: SOURCE_FILE_BYTES, what: 'the source file' });
           } catch {
             return null;
           }

@@ -1,0 +1,191 @@
+// Holes an adversary found (issue 14 item 7), each driven through the real CLI or the MCP server
+// over stdio as a child process, each "must not" paired with its "does" in the same fixture.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { BIN, gitRepo, tmpDir } from './helpers.js';
+
+/** The environment of a person at a terminal: no variable marks an agent session. */
+function humanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v === undefined || /^(CLAUDE_?CODE|CODEX_|MNEME_)/.test(k)) continue;
+    env[k] = v;
+  }
+  return { ...env, MNEME_DURABLE: '0', ...extra };
+}
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** Set when the command had to be killed at the timeout (a hang). */
+  timedOut: boolean;
+  json: () => any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/** Runs the CLI with a hard timeout, so a hang or an unbounded read fails instead of waiting. */
+function mneme(
+  args: string[],
+  o: {
+    home: string;
+    cwd: string;
+    env?: Record<string, string>;
+    input?: string;
+    stdin?: number;
+    timeoutMs?: number;
+  },
+): Ran {
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: o.cwd,
+    env: humanEnv({ MNEME_HOME: o.home, ...o.env }),
+    encoding: 'utf8',
+    timeout: o.timeoutMs ?? 30_000,
+    killSignal: 'SIGKILL',
+    maxBuffer: 16 * 1024 * 1024,
+    ...(o.stdin !== undefined
+      ? { stdio: [o.stdin, 'pipe', 'pipe'] as const }
+      : { input: o.input ?? '' }),
+  });
+  return {
+    code: r.status,
+    stdout: r.stdout ?? '',
+    stderr: r.stderr ?? '',
+    timedOut: r.error !== undefined && /ETIMEDOUT/.test(String(r.error)),
+    json: () => JSON.parse(r.stdout),
+  };
+}
+
+describe('input files are read with a cap, and never a FIFO or a device', () => {
+  let home: string;
+  let repo: string;
+  let files: string;
+  const run = (args: string[], o: { input?: string; stdin?: number } = {}) =>
+    mneme(['--json', ...args], { home, cwd: repo, ...o });
+  const remember = (
+    abstract: string,
+    bodyArgs: string[],
+    o: { input?: string; stdin?: number } = {},
+  ) => run(['remember', '--type', 'fact', '--abstract', abstract, ...bodyArgs], o);
+  const recalled = (word: string) =>
+    (run(['recall', word]).json() as { results: { abstract: string }[] }).results.length;
+
+  before(() => {
+    home = tmpDir('mneme-caps-');
+    repo = gitRepo('https://github.com/acme/caps.git');
+    files = tmpDir('mneme-caps-files-');
+  });
+  after(() => {
+    for (const d of [home, repo, files]) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('--body-file /dev/zero is refused at once with the 64 KiB limit; a file of 64 KiB is read', () => {
+    const zero = remember('zero body kiwano', ['--body-file', '/dev/zero'], {});
+    assert.equal(zero.timedOut, false, 'reading /dev/zero did not stop');
+    assert.equal(zero.code, 1, zero.stderr);
+    assert.match(zero.stderr, /--body-file \/dev\/zero is not a regular file/);
+    assert.equal(recalled('kiwano'), 0);
+
+    const big = path.join(files, 'big.md');
+    fs.writeFileSync(big, 'x'.repeat(64 * 1024 + 1));
+    const over = remember('oversized body rambutan', ['--body-file', big]);
+    assert.equal(over.code, 1, over.stderr);
+    assert.match(over.stderr, /is 65537 bytes; the limit is 64 KiB/);
+    assert.equal(recalled('rambutan'), 0);
+
+    const exact = path.join(files, 'exact.md');
+    fs.writeFileSync(exact, 'y'.repeat(64 * 1024));
+    const ok = remember('exactly the limit salak', ['--body-file', exact]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(recalled('salak'), 1);
+  });
+
+  it('a FIFO given as --body-file is refused without waiting for a writer', () => {
+    const fifo = path.join(files, 'body.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const r = remember('fifo body langsat', ['--body-file', fifo]);
+    assert.equal(r.timedOut, false, 'the FIFO hung the command');
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /is not a regular file \(a FIFO\)/);
+    assert.equal(recalled('langsat'), 0);
+  });
+
+  it('--body-file - reads stdin with the same cap: a pipe works, an endless stdin is refused', () => {
+    const piped = remember('piped body mangosteen', ['--body-file', '-'], {
+      input: 'Body from a pipe.\n',
+    });
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.equal(recalled('mangosteen'), 1);
+
+    const fd = fs.openSync('/dev/zero', 'r');
+    try {
+      const endless = remember('endless stdin durian', ['--body-file', '-'], { stdin: fd });
+      assert.equal(endless.timedOut, false, 'reading an endless stdin did not stop');
+      assert.equal(endless.code, 1, endless.stderr);
+      assert.match(endless.stderr, /--body-file from stdin goes past the limit of 64 KiB/);
+    } finally {
+      fs.closeSync(fd);
+    }
+    assert.equal(recalled('durian'), 0);
+  });
+
+  it('import refuses /dev/zero, a FIFO and a bundle over 256 MiB; a real bundle imports', () => {
+    const exported = run(['export']);
+    assert.equal(exported.code, 0, exported.stderr);
+    const bundle = path.join(files, 'bundle.json');
+    fs.writeFileSync(bundle, exported.stdout);
+
+    const zero = run(['import', '/dev/zero']);
+    assert.equal(zero.timedOut, false);
+    assert.equal(zero.code, 1, zero.stderr);
+    assert.match(zero.stderr, /the bundle \/dev\/zero is not a regular file \(a device\)/);
+
+    const fifo = path.join(files, 'bundle.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const f = run(['import', fifo]);
+    assert.equal(f.timedOut, false, 'the FIFO hung import');
+    assert.equal(f.code, 1, f.stderr);
+
+    const huge = path.join(files, 'huge.json');
+    fs.writeFileSync(huge, '');
+    fs.truncateSync(huge, 256 * 1024 * 1024 + 1); // sparse: nothing is written
+    const h = run(['import', huge]);
+    assert.equal(h.code, 1, h.stderr);
+    assert.match(h.stderr, /is 268435457 bytes; the limit is 256 MiB/);
+
+    // The twin: the same command reads a real bundle (into a second store) and imports it.
+    const other = tmpDir('mneme-caps-other-');
+    try {
+      const imported = mneme(['--json', 'import', bundle], { home: other, cwd: repo });
+      assert.equal(imported.code, 0, imported.stderr);
+      assert.equal(imported.json().imported, 2); // salak and mangosteen above
+    } finally {
+      fs.rmSync(other, { recursive: true, force: true });
+    }
+  });
+
+  it('serve refuses a FIFO as --token-file; a hook stops reading an endless stdin and exits 0', () => {
+    const fifo = path.join(files, 'tokens.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const s = run(['serve', '--host', '0.0.0.0', '--port', '0', '--token-file', fifo]);
+    assert.equal(s.timedOut, false, 'the FIFO hung serve');
+    assert.equal(s.code, 1, s.stderr);
+    assert.match(s.stderr, /the token file .* is not a regular file \(a FIFO\)/);
+
+    const fd = fs.openSync('/dev/zero', 'r');
+    try {
+      const hook = mneme(['hook', 'session-start'], { home, cwd: repo, stdin: fd });
+      assert.equal(hook.timedOut, false, 'the hook read an endless stdin');
+      assert.equal(hook.code, 0, hook.stderr);
+    } finally {
+      fs.closeSync(fd);
+    }
+    // The twin: the same hook with a real payload injects this project's memories.
+    const payload = JSON.stringify({ session_id: 'caps-1', cwd: repo, source: 'startup' });
+    const ok = mneme(['hook', 'session-start'], { home, cwd: repo, input: payload });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /salak/);
+  });
+});

@@ -189,3 +189,60 @@ describe('input files are read with a cap, and never a FIFO or a device', () => 
     assert.match(ok.stdout, /salak/);
   });
 });
+
+describe('agent sessions are recognised by any host variable of the family', () => {
+  let home: string;
+  let repo: string;
+  before(() => {
+    home = tmpDir('mneme-agent-env-');
+    repo = gitRepo('https://github.com/acme/agent-env.git');
+  });
+  after(() => {
+    for (const d of [home, repo]) fs.rmSync(d, { recursive: true, force: true });
+  });
+  const run = (args: string[], env: Record<string, string>) =>
+    mneme(['--json', ...args], { home, cwd: repo, env });
+  /** The actor a write from this environment is journaled with. */
+  const writer = (env: Record<string, string>, n: number) => {
+    const w = run(['remember', '--type', 'fact', '--abstract', `actor probe ${n}`], env);
+    assert.equal(w.code, 0, w.stderr);
+    return (run(['log', '--limit', '1'], {}).json() as { entries: { actor: { kind: string } }[] })
+      .entries[0]!.actor.kind;
+  };
+  let n = 0;
+
+  for (const [name, value] of [
+    ['CODEX_HOME', '/home/someone/.codex'],
+    ['CODEX_MANAGED_BY_NPM', '1'],
+    ['CODEX_SOMETHING_NEW', 'x'],
+    ['CLAUDECODE', '1'],
+    ['CLAUDE_CODE_ENTRYPOINT', 'cli'],
+    ['CLAUDE_CODE_SOMETHING_NEW', '1'],
+    ['MNEME_AGENT', '1'],
+    ['MNEME_AGENT', 'true'],
+    ['MNEME_AGENT', 'yes'],
+  ] as const) {
+    it(`${name}=${value} marks an agent session: review refuses and writes are the agent's`, () => {
+      const r = run(['review'], { [name]: value });
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, new RegExp(`inside an agent session \\(${name} is set\\)`));
+      assert.equal(writer({ [name]: value }, n++), 'agent');
+    });
+  }
+
+  const people: Record<string, string>[] = [
+    {},
+    { MNEME_AGENT: '0' },
+    { MNEME_AGENT: '' },
+    { CODEX_HOME: '' },
+  ];
+  for (const env of people) {
+    it(`${JSON.stringify(env)} is a person's terminal: writes are the person's`, () => {
+      const r = run(['review'], env);
+      assert.equal(r.code, 2, r.stderr);
+      assert.doesNotMatch(r.stderr, /agent session/);
+      assert.match(r.stderr, /needs an interactive terminal/);
+      assert.equal(writer(env, n++), 'human');
+    });
+  }
+});

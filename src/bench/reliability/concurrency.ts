@@ -16,6 +16,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { safeSessionName } from '../../core/transcript.js';
 import { FileStore } from '../../store/files/file-store.js';
 import { SessionFiles } from '../../store/files/session-files.js';
+import { isAgentVariable } from '../../surfaces/agent-env.js';
 import { bindProject } from '../../surfaces/project.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -129,8 +130,7 @@ export async function runConcurrency(
     MNEME_DISTILL_EXECUTOR: 'command',
     MNEME_DISTILL_COMMAND: `"${process.execPath}" "${FAKE_EXECUTOR}"`,
   };
-  for (const k of ['CLAUDECODE', 'CLAUDE_CODE_ENTRYPOINT', 'CODEX_SANDBOX', 'MNEME_AGENT'])
-    delete env[k];
+  for (const k of Object.keys(env)) if (k === 'MNEME_AGENT' || isAgentVariable(k)) delete env[k];
   const cli = (
     args: string[],
     extra: NodeJS.ProcessEnv = {},

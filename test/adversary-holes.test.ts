@@ -5,7 +5,10 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BIN, gitRepo, tmpDir } from './helpers.js';
+import { httpFixture, jsonPost } from './http-fixture.js';
 
 /** The environment of a person at a terminal: no variable marks an agent session. */
 function humanEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -55,6 +58,28 @@ function mneme(
     stderr: r.stderr ?? '',
     timedOut: r.error !== undefined && /ETIMEDOUT/.test(String(r.error)),
     json: () => JSON.parse(r.stdout),
+  };
+}
+
+/** The MCP server over stdio (`mneme mcp`, an agent surface), driven by the SDK's client. */
+async function mcpClient(home: string, cwd: string) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'mcp'],
+    cwd,
+    env: humanEnv({ MNEME_HOME: home }),
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'adversary', version: '1.0.0' });
+  await client.connect(transport);
+  return {
+    async call(name: string, args: Record<string, unknown>) {
+      const r = await client.callTool({ name, arguments: args });
+      const text = (r.content as { type: string; text: string }[])[0]?.text ?? '';
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tool results are JSON
+      return { isError: r.isError === true, text, body: JSON.parse(text) as any };
+    },
+    close: () => client.close(),
   };
 }
 
@@ -245,4 +270,126 @@ describe('agent sessions are recognised by any host variable of the family', () 
       assert.equal(writer(env, n++), 'human');
     });
   }
+});
+
+describe('a date that does not exist is refused on every surface, never rolled over', () => {
+  let home: string;
+  let repo: string;
+  before(() => {
+    home = tmpDir('mneme-dates-');
+    repo = gitRepo('https://github.com/acme/dates.git');
+  });
+  after(() => {
+    for (const d of [home, repo]) fs.rmSync(d, { recursive: true, force: true });
+  });
+  const run = (args: string[]) => mneme(['--json', ...args], { home, cwd: repo });
+  const remember = (abstract: string, ...flags: string[]) =>
+    run(['remember', '--type', 'fact', '--abstract', abstract, ...flags]);
+
+  it('CLI: --valid-from/--valid-to/--as-of/--known-at name the flag and the date; real dates pass', () => {
+    for (const [flag, date] of [
+      ['--valid-from', '2026-02-30'],
+      ['--valid-from', '2026-02-29'],
+      ['--valid-to', '2026-04-31'],
+      ['--valid-from', '2026-13-01'],
+      ['--valid-from', '2026-03-01T24:00Z'],
+    ] as const) {
+      const r = remember('impossible feijoa', flag, date);
+      assert.equal(r.code, 1, `${flag} ${date}: ${r.stderr}`);
+      assert.ok(r.stderr.includes(`${flag} "${date}" is not a real date`), r.stderr);
+    }
+    assert.equal(run(['recall', 'feijoa']).json().results.length, 0);
+
+    // The twins: real dates, a leap day in a leap year, are stored as given.
+    const ok = remember(
+      'possible feijoa',
+      '--valid-from',
+      '2026-02-28',
+      '--valid-to',
+      '2028-02-29',
+    );
+    assert.equal(ok.code, 0, ok.stderr);
+    const read = run(['read', ok.json().id]).json();
+    assert.equal(read.valid_from, '2026-02-28T00:00:00.000Z');
+    assert.equal(read.valid_to, '2028-02-29T00:00:00.000Z');
+
+    for (const flag of ['--as-of', '--known-at']) {
+      const bad = run(['recall', 'feijoa', flag, '2026-02-31']);
+      assert.equal(bad.code, 1, bad.stderr);
+      assert.ok(bad.stderr.includes(`${flag} "2026-02-31" is not a real date`), bad.stderr);
+    }
+    const asOf = run(['recall', 'feijoa', '--as-of', '2026-03-01']);
+    assert.equal(asOf.code, 0, asOf.stderr);
+    assert.equal(asOf.json().results.length, 1);
+
+    const sup = run([
+      'supersede',
+      ok.json().id,
+      '--abstract',
+      'later feijoa',
+      '--valid-from',
+      '2027-02-29',
+    ]);
+    assert.equal(sup.code, 1, sup.stderr);
+    assert.match(sup.stderr, /--valid-from "2027-02-29" is not a real date/);
+  });
+
+  it('MCP over stdio: valid_from and as_of that do not exist are refused; real ones pass', async () => {
+    const mcp = await mcpClient(home, repo);
+    try {
+      const bad = await mcp.call('remember', {
+        type: 'fact',
+        abstract: 'impossible pitaya',
+        valid_from: '2026-02-30',
+      });
+      assert.equal(bad.isError, true);
+      assert.equal(bad.body.code, 'invalid');
+      assert.match(bad.body.message, /valid_from "2026-02-30" is not a real date/);
+      const badRecall = await mcp.call('recall', { query: 'pitaya', as_of: '2026-02-31' });
+      assert.equal(badRecall.isError, true);
+      assert.match(badRecall.body.message, /"2026-02-31" is not a real date/);
+
+      const ok = await mcp.call('remember', {
+        type: 'fact',
+        abstract: 'possible pitaya',
+        valid_from: '2026-03-02',
+      });
+      assert.equal(ok.isError, false, ok.text);
+      const found = await mcp.call('recall', { query: 'pitaya', as_of: '2026-03-03' });
+      assert.deepEqual(
+        found.body.results.map((x: { abstract: string }) => x.abstract),
+        ['possible pitaya'],
+      );
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('HTTP: a valid_from or as_of that does not exist is a 400; real ones pass', async () => {
+    const f = await httpFixture();
+    try {
+      const bad = await f.app.request(
+        '/api/memories',
+        jsonPost({ type: 'fact', abstract: 'impossible jabuticaba', valid_from: '2026-02-30' }),
+      );
+      assert.equal(bad.status, 400);
+      assert.match(
+        JSON.stringify(await bad.json()),
+        /valid_from \\"2026-02-30\\" is not a real date/,
+      );
+      const badRecall = await f.app.request('/api/recall?q=jabuticaba&as_of=2026-02-31');
+      assert.equal(badRecall.status, 400);
+
+      const ok = await f.app.request(
+        '/api/memories',
+        jsonPost({ type: 'fact', abstract: 'possible jabuticaba', valid_from: '2026-02-28' }),
+      );
+      assert.equal(ok.status, 201);
+      const found = await f.app.request('/api/recall?q=jabuticaba&as_of=2026-03-01');
+      assert.equal(found.status, 200);
+      assert.equal(((await found.json()) as { results: unknown[] }).results.length, 1);
+    } finally {
+      await f.close();
+    }
+  });
 });

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { MnemeError } from '../../core/errors.js';
 import { LIMITS } from '../../core/limits.js';
+import { toIso } from '../../core/time.js';
 import type { Actor } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
 import type { ReadLevel } from '../../engine/read.js';
@@ -61,6 +62,8 @@ const parseField = (v: string, prev: Record<string, string> = {}) => {
     });
   return { ...prev, [v.slice(0, i).trim()]: v.slice(i + 1) };
 };
+/** A date flag, checked as it is parsed so the refusal names the flag (the engine checks too). */
+const dateFlag = (flag: string) => (v: string) => (toIso(v, flag), v);
 function contentOptions(cmd: Command, requireAbstract: boolean): Command {
   return cmd
     .addOption(
@@ -73,8 +76,8 @@ function contentOptions(cmd: Command, requireAbstract: boolean): Command {
     .option('--body-file <file>', 'read the body from a file ("-" for stdin; at most 64 KiB)')
     .option('--field <key=value>', 'a schema field, e.g. subject=billing (repeatable)', parseField)
     .option('--tag <tag>', 'a tag (repeatable)', collect)
-    .option('--valid-from <iso>', 'when the fact started to hold')
-    .option('--valid-to <iso>', 'when the fact stopped holding')
+    .option('--valid-from <iso>', 'when the fact started to hold', dateFlag('--valid-from'))
+    .option('--valid-to <iso>', 'when the fact stopped holding', dateFlag('--valid-to'))
     .option(
       '--applies-to <glob>',
       'files this applies to, e.g. src/billing/** (repeatable)',

@@ -393,3 +393,133 @@ describe('a date that does not exist is refused on every surface, never rolled o
     }
   });
 });
+
+describe("a binding never learns anything about another project's memories", () => {
+  let home: string;
+  let repoA: string;
+  let repoB: string;
+  let mineA: string;
+  let goneA: string;
+  let theirs: string;
+  let scopeB: string;
+  before(() => {
+    home = tmpDir('mneme-scopes-');
+    repoA = gitRepo('https://github.com/acme/alpha.git');
+    repoB = gitRepo('https://github.com/acme/bravo.git');
+    const write = (cwd: string, abstract: string) => {
+      const r = mneme(['--json', 'remember', '--type', 'fact', '--abstract', abstract], {
+        home,
+        cwd,
+      });
+      assert.equal(r.code, 0, r.stderr);
+      return r.json() as { id: string };
+    };
+    mineA = write(repoA, 'The okapi service deploys from main').id;
+    goneA = write(repoA, 'The okapi service deploys by hand').id;
+    assert.equal(mneme(['retract', goneA], { home, cwd: repoA }).code, 0);
+    for (let i = 0; i < 3; i++) write(repoB, `Okapi secret number ${i} of the other team`);
+    theirs = write(repoB, 'The okapi service of bravo keeps its keys in vault').id;
+    scopeB = (mneme(['--json', 'status'], { home, cwd: repoB }).json() as { project: string })
+      .project;
+  });
+  after(() => {
+    for (const d of [home, repoA, repoB]) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('CLI recall --explain traces only what the binding can read', () => {
+    const r = mneme(['--json', 'recall', 'okapi', 'service', '--explain'], { home, cwd: repoA });
+    assert.equal(r.code, 0, r.stderr);
+    const out = r.json() as {
+      results: { id: string }[];
+      excluded: { id: string; reason: string }[];
+    };
+    assert.deepEqual(
+      out.results.map((x) => x.id),
+      [mineA],
+    );
+    // Does: the binding's own retracted memory is traced. Must not: any trace of project B.
+    assert.ok(out.excluded.some((x) => x.id === goneA && x.reason === 'retracted'));
+    assert.ok(!out.excluded.some((x) => x.reason === 'other_scope'), r.stdout);
+    assert.ok(!r.stdout.includes(theirs) && !r.stdout.includes(scopeB), r.stdout);
+  });
+
+  it('CLI status counts only this project and global', () => {
+    const a = mneme(['--json', 'status'], { home, cwd: repoA });
+    assert.equal(a.code, 0, a.stderr);
+    const s = a.json() as {
+      project: string;
+      memories: number;
+      activeMemories: number;
+      revisions: number;
+      byScope: Record<string, number>;
+      byType: Record<string, number>;
+    };
+    assert.equal(s.activeMemories, 1); // does: mineA (goneA is retracted)
+    assert.equal(s.memories, 2);
+    assert.equal(s.revisions, 3);
+    assert.deepEqual(s.byScope, { [s.project]: 1 });
+    assert.deepEqual(s.byType, { fact: 1 });
+    assert.ok(!a.stdout.includes(scopeB), a.stdout); // must not: B's name or counts
+    const b = mneme(['--json', 'status'], { home, cwd: repoB }).json() as {
+      activeMemories: number;
+    };
+    assert.equal(b.activeMemories, 4); // B sees its own four
+  });
+
+  it('MCP status and recall explain over stdio show nothing of project B', async () => {
+    const mcp = await mcpClient(home, repoA);
+    try {
+      const st = await mcp.call('status', {});
+      assert.equal(st.isError, false, st.text);
+      assert.equal(st.body.activeMemories, 1);
+      assert.equal(st.body.revisions, 3);
+      assert.equal(st.body.journalHead, undefined, 'the journal head counts every project');
+      assert.ok(!st.text.includes(scopeB), st.text);
+      const r = await mcp.call('recall', { query: 'okapi service', explain: true });
+      assert.deepEqual(
+        r.body.results.map((x: { id: string }) => x.id),
+        [mineA],
+      );
+      assert.ok(r.body.excluded.some((x: { id: string }) => x.id === goneA));
+      assert.ok(!r.text.includes(theirs) && !r.text.includes(scopeB), r.text);
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('HTTP: a token for project A sees only A in recall --explain and health', async () => {
+    const f = await httpFixture({
+      requireToken: true,
+      resolveToken: (t) =>
+        t === 'token-a-0123456789ab' ? { tenant: null, projects: ['alpha-0000000a'] } : null,
+    });
+    try {
+      const a = f.engine('alpha-0000000a');
+      const b = f.engine('bravo-0000000b');
+      const [own] = await a.apply([{ op: 'remember', type: 'fact', abstract: 'Tapir runs' }], {
+        kind: 'human',
+        surface: 'test',
+      });
+      const [other] = await b.apply(
+        [{ op: 'remember', type: 'fact', abstract: 'Tapir secret of bravo' }],
+        { kind: 'human', surface: 'test' },
+      );
+      const headers = { Authorization: 'Bearer token-a-0123456789ab' };
+      const r = await f.app.request(
+        'http://10.0.0.5/api/recall?q=tapir&explain=1&project=alpha-0000000a',
+        { headers },
+      );
+      assert.equal(r.status, 200);
+      const text = await r.text();
+      assert.ok(text.includes(own!.id), text);
+      assert.ok(!text.includes(other!.id) && !text.includes('bravo-0000000b'), text);
+      const h = await f.app.request('http://10.0.0.5/api/health?project=alpha-0000000a', {
+        headers,
+      });
+      assert.equal(h.status, 200);
+      assert.equal(((await h.json()) as { journal: unknown }).journal, null);
+    } finally {
+      await f.close();
+    }
+  });
+});

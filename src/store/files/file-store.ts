@@ -466,9 +466,9 @@ export class FileStore implements Store {
     return this.index.search(req.terms, req.eligibility, req.limit, req.want ?? req.limit);
   }
 
-  async nearest(terms: QueryTerm[], limit: number): Promise<SearchHit[]> {
+  async nearest(terms: QueryTerm[], scopes: string[], limit: number): Promise<SearchHit[]> {
     await this.catchUp();
-    return this.index.nearest(terms, limit);
+    return this.index.nearest(terms, scopes, limit);
   }
 
   async listCurrent(
@@ -859,9 +859,9 @@ export class FileStore implements Store {
     return sha256(serializeRevision(r));
   }
 
-  async status(): Promise<StoreStatus> {
+  async status(scopes?: string[]): Promise<StoreStatus> {
     await this.catchUp();
-    const c = this.index.counts();
+    const c = this.index.counts(scopes);
     return {
       backend: this.backend,
       location: this.layout.root,

@@ -495,17 +495,18 @@ export class IndexDb {
     return kept;
   }
 
-  nearest(terms: QueryTerm[], limit: number): SearchHit[] {
+  nearest(terms: QueryTerm[], scopes: string[], limit: number): SearchHit[] {
     const match = ftsMatchExpression(terms);
-    if (match === null) return [];
+    if (match === null || scopes.length === 0) return [];
     const rows = this.db
       .prepare(
         `SELECT ${hitColumns('r', 'bm25(fts, 4.0, 1.0, 2.0) AS bm')}
         FROM fts JOIN rev r ON r.rowid = fts.rowid LEFT JOIN weight w ON w.id = r.id
-        WHERE fts MATCH ? ORDER BY bm LIMIT ?`,
+        WHERE fts MATCH ? AND r.scope IN (${scopes.map(() => '?').join(', ')})
+        ORDER BY bm LIMIT ?`,
       )
       .raw(true)
-      .all(match, limit) as HitRow[];
+      .all(match, ...scopes, limit) as HitRow[];
     return rows.map(toHit);
   }
 
@@ -669,28 +670,36 @@ export class IndexDb {
     return out;
   }
 
-  counts(): {
+  /** Counts over the whole index, or over `scopes` only (the predicate inside each query). */
+  counts(scopes?: readonly string[]): {
     memories: number;
     active: number;
     revisions: number;
     byScope: Record<string, number>;
     byType: Record<string, number>;
   } {
-    const one = (sql: string) => (this.db.prepare(sql).get() as { n: number }).n;
+    // '' is no scope: it keeps `IN (…)` well formed for an empty list.
+    const bind = scopes === undefined ? [] : ['', ...scopes];
+    const inScopes =
+      scopes === undefined ? '1 = 1' : `scope IN (${bind.map(() => '?').join(', ')})`;
+    const one = (sql: string) => (this.db.prepare(sql).get(...bind) as { n: number }).n;
     const group = (col: string) =>
       Object.fromEntries(
         (
           this.db
             .prepare(
-              `SELECT ${col} AS k, count(*) AS n FROM rev WHERE is_current = 1 AND status = 'active' GROUP BY ${col}`,
+              `SELECT ${col} AS k, count(*) AS n FROM rev
+               WHERE is_current = 1 AND status = 'active' AND ${inScopes} GROUP BY ${col}`,
             )
-            .all() as { k: string; n: number }[]
+            .all(...bind) as { k: string; n: number }[]
         ).map((r) => [r.k, r.n]),
       );
     return {
-      memories: one('SELECT count(*) AS n FROM rev WHERE is_current = 1'),
-      active: one("SELECT count(*) AS n FROM rev WHERE is_current = 1 AND status = 'active'"),
-      revisions: one('SELECT count(*) AS n FROM rev'),
+      memories: one(`SELECT count(*) AS n FROM rev WHERE is_current = 1 AND ${inScopes}`),
+      active: one(
+        `SELECT count(*) AS n FROM rev WHERE is_current = 1 AND status = 'active' AND ${inScopes}`,
+      ),
+      revisions: one(`SELECT count(*) AS n FROM rev WHERE ${inScopes}`),
       byScope: group('scope'),
       byType: group('type'),
     };

@@ -434,7 +434,9 @@ export function buildProgram(c: CliContext): Command {
           `store    ${s.location} (${s.backend})`,
           `project  ${s.project ?? '—'}  ${s.identity ?? ''}`,
           `memories ${s.activeMemories} active of ${s.memories}, ${s.revisions} revisions`,
-          `journal  #${s.journalHead.seq} ${s.journalHead.hash.slice(0, 12)}`,
+          ...(s.journalHead
+            ? [`journal  #${s.journalHead.seq} ${s.journalHead.hash.slice(0, 12)}`]
+            : []),
           `vectors  ${vectorLine(s.vector)}`,
           ...Object.entries(s.byType).map(([k, v]) => `  ${k}: ${v}`),
         ].join('\n'),

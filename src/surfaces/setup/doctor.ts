@@ -84,7 +84,7 @@ async function storeChecks(d: DoctorDeps): Promise<Check[]> {
           fix: 'run `mneme journal verify` for details; restore the journal files from a backup',
         },
   );
-  const head = s.journalHead.seq;
+  const head = v.head.seq;
   if (indexSeq === null)
     out.push({ check: 'index', status: 'ok', detail: 'no index yet; it was built on open' });
   else if (indexSeq === head)

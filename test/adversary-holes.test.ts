@@ -7,7 +7,18 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { BIN, gitRepo, tmpDir } from './helpers.js';
+import { FileStore } from '../src/store/files/file-store.js';
+import {
+  AGENT,
+  BIN,
+  HUMAN,
+  PROJECT_A,
+  ROOT,
+  engineFor,
+  gitRepo,
+  testClock,
+  tmpDir,
+} from './helpers.js';
 import { httpFixture, jsonPost } from './http-fixture.js';
 
 /** The environment of a person at a terminal: no variable marks an agent session. */
@@ -522,4 +533,142 @@ describe("a binding never learns anything about another project's memories", () 
       await f.close();
     }
   });
+});
+
+describe('an agent may propose a change to a confirmed value, never apply it', () => {
+  let home: string;
+  let repo: string;
+  let id: string;
+  const confirmedValue = 'The release branch is cut on Tuesdays';
+  before(() => {
+    home = tmpDir('mneme-confirmed-');
+    repo = gitRepo('https://github.com/acme/confirmed.git');
+    const w = mneme(['--json', 'remember', '--type', 'fact', '--abstract', confirmedValue], {
+      home,
+      cwd: repo,
+    });
+    assert.equal(w.code, 0, w.stderr);
+    id = w.json().id;
+    // A person confirms it in a terminal (a real pty answers the typed confirmation).
+    const c = spawnSync(
+      'python3',
+      [
+        path.join(ROOT, 'test', 'fixtures', 'pty-drive.py'),
+        JSON.stringify(['confirm']),
+        process.execPath,
+        BIN,
+        'confirm',
+        id,
+      ],
+      { cwd: repo, env: humanEnv({ MNEME_HOME: home }), encoding: 'utf8', timeout: 30_000 },
+    );
+    assert.equal(c.status, 0, c.stdout);
+    assert.equal(read().trust, 'confirmed');
+  });
+  after(() => {
+    for (const d of [home, repo]) fs.rmSync(d, { recursive: true, force: true });
+  });
+  const read = () =>
+    mneme(['--json', 'read', id], { home, cwd: repo }).json() as {
+      rev: number;
+      abstract: string;
+      trust: string;
+    };
+  const tombstones = () =>
+    (
+      mneme(['--json', 'tombstone', 'list'], { home, cwd: repo }).json() as {
+        tombstones: unknown[];
+      }
+    ).tombstones.length;
+  const proposals = () =>
+    mneme(['--json', 'proposals'], { home, cwd: repo }).json() as {
+      proposals: { kind: string; targets: string[]; created_by: { kind: string } }[];
+    };
+
+  it('over MCP: correct and supersede become proposals, retract is refused; nothing applied', async () => {
+    const before = read();
+    const mcp = await mcpClient(home, repo);
+    try {
+      for (const verb of ['correct', 'supersede']) {
+        const r = await mcp.call(verb, { id, abstract: `The release branch is cut by ${verb}` });
+        assert.equal(r.isError, true, r.text);
+        assert.equal(r.body.code, 'conflict');
+        assert.match(r.body.message, /confirmed by a person; your \w+ was not applied/);
+        assert.doesNotMatch(r.text, /mneme (review|confirm)|to accept/i);
+      }
+      for (const args of [{ id }, { id, reject: true }]) {
+        const r = await mcp.call('retract', args);
+        assert.equal(r.isError, true, r.text);
+        assert.equal(r.body.code, 'refused');
+        assert.match(r.body.message, /only a person can retract or forget it, on a human surface/);
+      }
+    } finally {
+      await mcp.close();
+    }
+    assert.deepEqual(read(), before, 'the confirmed value stands, as it was');
+    assert.equal(tombstones(), 0, 'no tombstone was armed by an agent');
+    const held = proposals().proposals;
+    assert.equal(held.length, 2);
+    assert.ok(held.every((p) => p.kind === 'conflict' && p.targets[0] === id));
+    assert.ok(held.every((p) => p.created_by.kind === 'agent'));
+  });
+
+  it('in an agent session the CLI cannot correct or forget it either', () => {
+    const env = { CODEX_HOME: '/home/someone/.codex' };
+    const c = mneme(['correct', id, '--abstract', 'Cut on Mondays'], { home, cwd: repo, env });
+    assert.equal(c.code, 2, c.stderr);
+    const f = mneme(['forget', id], { home, cwd: repo, env });
+    assert.equal(f.code, 2, f.stderr);
+    assert.match(f.stderr, /only a person can retract or forget it/);
+    assert.equal(read().abstract, confirmedValue);
+    assert.equal(tombstones(), 0);
+  });
+
+  it('a person at the CLI corrects it: a new revision, and the old value tombstoned', () => {
+    const confirmed = read();
+    const c = mneme(
+      ['--json', 'correct', id, '--abstract', 'The release branch is cut on Mondays'],
+      {
+        home,
+        cwd: repo,
+      },
+    );
+    assert.equal(c.code, 0, c.stderr);
+    const now = read();
+    assert.equal(now.rev, confirmed.rev + 1);
+    assert.equal(now.abstract, 'The release branch is cut on Mondays');
+    assert.equal(tombstones(), 1);
+  });
+});
+
+it('a correction an agent proposed over a confirmed value, accepted by a person, is applied as a correction', async () => {
+  const dir = tmpDir('mneme-confirmed-accept-');
+  const store = await FileStore.open(dir, { durable: false });
+  try {
+    const clock = testClock();
+    const e = engineFor(store, PROJECT_A, clock);
+    const [m] = await e.apply(
+      [{ op: 'remember', type: 'fact', abstract: 'Builds run on Node 18' }],
+      HUMAN,
+    );
+    await e.apply([{ op: 'confirm', id: m!.id }], HUMAN);
+    clock.advance(1000);
+    const agent = engineFor(store, PROJECT_A, clock, 'agent');
+    await assert.rejects(
+      agent.apply([{ op: 'correct', id: m!.id, abstract: 'Builds run on Node 20' }], AGENT),
+      /confirmed by a person/,
+    );
+    assert.equal((await e.read(m!.id)).abstract, 'Builds run on Node 18');
+    assert.deepEqual(await e.tombstones(), []);
+    const [p] = await e.proposals({ state: 'pending' });
+    assert.equal(p!.kind, 'conflict');
+    clock.advance(1000);
+    await e.apply([{ op: 'decide', proposal: p!.id, decision: 'accept' }], HUMAN);
+    assert.equal((await e.read(m!.id)).abstract, 'Builds run on Node 20');
+    // Accepted as what it was proposed as: a correction, so the wrong value is tombstoned.
+    assert.equal((await e.tombstones()).length, 1);
+  } finally {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

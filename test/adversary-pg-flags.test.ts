@@ -126,6 +126,13 @@ describe('--db/--tenant reach every command (Postgres)', { skip: skip ?? false }
     assert.equal(fs.existsSync(embedded), false, 'recall wrote to ~/.mneme');
   });
 
+  it('ui with --db refuses instead of serving an embedded store the flags did not name', () => {
+    const r = run([...flags, 'ui', '--port', '0']);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /the dashboard runs on the embedded store, not with --db/);
+    assert.equal(fs.existsSync(embedded), false, 'ui wrote to ~/.mneme');
+  });
+
   it('mneme --db --tenant mcp reads the memory written with the same flags', async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,

@@ -194,7 +194,7 @@ describe('the fast dispatch answers exactly as the full CLI', () => {
       ['recall', 'x', '--as-of', '-1d'],
       ['recall', '--', '--x'],
       ['--limit', '3', 'recall', 'x'],
-      ['--db', 'postgres://x', 'recall', 'x'],
+      ['--db', '--tenant', 'recall', 'x'],
       ['hook'],
       ['hook', 'session-start', 'extra'],
       ['hook', 'session-start', '--unknown-flag'],
@@ -202,6 +202,21 @@ describe('the fast dispatch answers exactly as the full CLI', () => {
     ]) {
       assert.equal(parseFast(args), null, `the full CLI takes: ${args.join(' ') || '(nothing)'}`);
     }
+    // The store flags are understood as the full CLI reads them, and carried to the command.
+    assert.deepEqual(parseFast(['--db', 'postgres://x', '--tenant', 't', 'recall', 'x']), {
+      cmd: 'recall',
+      words: ['x'],
+      flags: { limit: 10 },
+      json: false,
+      db: 'postgres://x',
+      tenant: 't',
+    });
+    assert.deepEqual(parseFast(['--db', 'postgres://x', 'hook', 'stop']), {
+      cmd: 'hook',
+      event: 'stop',
+      json: false,
+      db: 'postgres://x',
+    });
     // And the full CLI's answer is what the user gets, e.g. its flag check.
     const { fast, full } = both(['recall', 'x', '--limit', '0'], a);
     assert.deepEqual(fast, full);

@@ -11,6 +11,7 @@ import type { Actor } from '../src/core/types.js';
 import type { Binding } from '../src/engine/context.js';
 import { Engine } from '../src/engine/engine.js';
 import type { Store } from '../src/store/port.js';
+import { isAgentVariable } from '../src/surfaces/agent-env.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = path.join(ROOT, 'bin', 'mneme.js');
@@ -66,8 +67,9 @@ export function cli(
     MNEME_DURABLE: '0',
     ...opts.env,
   };
-  for (const k of ['CLAUDECODE', 'CLAUDE_CODE_ENTRYPOINT', 'MNEME_AGENT', 'CODEX_SANDBOX'])
-    if (!opts.env?.[k]) delete env[k];
+  // A person's terminal unless the test says otherwise: no variable marks an agent session.
+  for (const k of Object.keys(env))
+    if ((k === 'MNEME_AGENT' || isAgentVariable(k)) && !opts.env?.[k]) delete env[k];
   const r = spawnSync(process.execPath, [BIN, ...args], {
     cwd: opts.cwd ?? opts.home,
     env,

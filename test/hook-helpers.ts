@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isAgentVariable } from '../src/surfaces/agent-env.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = path.join(REPO, 'bin', 'mneme.js');
@@ -50,14 +51,8 @@ export function makeWorld(): World {
     MNEME_DISTILL_COMMAND: `"${process.execPath}" "${FAKE_EXECUTOR}"`,
     FAKE_DIR: fake,
   };
-  for (const k of [
-    'CLAUDECODE',
-    'CLAUDE_CODE_ENTRYPOINT',
-    'CODEX_SANDBOX',
-    'MNEME_AGENT',
-    'MNEME_HOOKS_DISABLED',
-  ])
-    delete env[k];
+  for (const k of Object.keys(env))
+    if (k === 'MNEME_AGENT' || k === 'MNEME_HOOKS_DISABLED' || isAgentVariable(k)) delete env[k];
   const cli: World['cli'] = (args, opts = {}) => {
     const r = spawnSync(process.execPath, [BIN, ...args], {
       cwd: opts.cwd ?? dir,

@@ -58,15 +58,16 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         const mineA = await remember(f.a, 'Deploys go through the staging cluster first');
         const mineB = await remember(f.b, 'Deploys go straight to production on Fridays');
         const glob = await remember(f.a, 'Deploys need a changelog entry', { global: true });
+        const goneA = await remember(f.a, 'Deploys to production need a sign-off');
+        await f.a.apply([{ op: 'retract', id: goneA.id }], HUMAN);
         const r = await f.a.recall('deploys production staging changelog', { explain: true });
         assert.ok(ids(r).includes(mineA.id), 'own project memory is served');
         assert.ok(ids(r).includes(glob.id), 'global memory is served');
         assert.ok(!ids(r).includes(mineB.id), 'other project memory is not served');
-        assert.ok(
-          r.excluded!.some(
-            (x) => x.id === mineB.id && x.reason === 'other_scope' && x.abstract === undefined,
-          ),
-        );
+        // The exclusion trace names what this binding can read (its own retracted memory), and
+        // never another project's: no id, no count.
+        assert.ok(r.excluded!.some((x) => x.id === goneA.id && x.reason === 'retracted'));
+        assert.ok(!r.excluded!.some((x) => x.id === mineB.id || x.reason === 'other_scope'));
         const rb = await f.b.recall('deploys production staging');
         assert.ok(ids(rb).includes(mineB.id) && !ids(rb).includes(mineA.id));
         await assert.rejects(f.b.read(mineA.id), /no memory/);

@@ -11,6 +11,8 @@ export const LIMITS = {
   fields: 32,
   reasonChars: 1_000,
   appliesTo: 32,
+  /** An import bundle file (`mneme import`): a whole store's export, read into memory once. */
+  bundleBytes: 256 * 1024 * 1024,
 } as const;
 
 // eslint-disable-next-line no-control-regex

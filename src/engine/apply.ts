@@ -255,6 +255,12 @@ export async function applyLocked(ctx: EngineContext, op: Op, actor: Actor): Pro
   if (built.conflictWith) {
     // The candidate is kept only inside the proposal; no memory unit is created for it.
     const proposal = conflictProposal(ctx, built.conflictWith, revision, actor, now);
+    // A correction proposed over a person's confirmed value is accepted as a correction.
+    const confirmed = built.before?.id === built.conflictWith.id;
+    if (confirmed && op.op === 'correct') {
+      const accept = (proposal.draft as { accept: Record<string, unknown>[] }).accept;
+      accept[0] = { ...accept[0], op: 'correct' };
+    }
     const entry = await ctx.store.commit({
       body: journalBody(
         op,
@@ -272,7 +278,9 @@ export async function applyLocked(ctx: EngineContext, op: Op, actor: Actor): Pro
     });
     throw new MnemeError(
       'conflict',
-      `${built.conflictWith.id} already holds a different value for this subject; your value was held for a person to review (${proposal.id})`,
+      confirmed
+        ? `${built.conflictWith.id} was confirmed by a person; your ${op.op} was not applied but held for a person to review (${proposal.id})`
+        : `${built.conflictWith.id} already holds a different value for this subject; your value was held for a person to review (${proposal.id})`,
       {
         hint: 'the existing memory stays in effect until a person decides',
         details: {

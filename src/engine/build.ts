@@ -74,6 +74,23 @@ function cleanGlobs(globs: string[] | undefined): string[] {
 const withSourceProvenance = (p: string[], s: SourceBinding | null) =>
   s ? [...p.filter((x) => !x.startsWith('file:')), `file:${s.path}@${s.sha256.slice(0, 12)}`] : p;
 
+/**
+ * A value a person confirmed is changed by a person only (invariants 7 and 9): any other actor
+ * (agent, hook, distiller, import, sleep, fsck, …) may propose a change to it, never apply one.
+ */
+const confirmedByPerson = (cur: RevisionView, actor: Actor) =>
+  cur.trust === 'confirmed' && actor.kind !== 'human';
+
+const onlyAPersonRetracts = (cur: RevisionView) =>
+  new MnemeError(
+    'refused',
+    `${cur.id} was confirmed by a person; only a person can retract or forget it, on a human surface`,
+    {
+      hint: 'to propose another value, correct it: a person then decides in review',
+      details: { trust: 'confirmed' },
+    },
+  );
+
 const reasonOf = (r: string | undefined) =>
   r === undefined ? null : checkLine(r, 'reason', LIMITS.reasonChars);
 
@@ -308,6 +325,8 @@ export async function buildRevise(
     applies_to: op.applies_to !== undefined ? cleanGlobs(op.applies_to) : cur.applies_to,
     reason: reasonOf(op.reason),
   };
+  // Held for a person as a conflict proposal (apply.ts): nothing is written, no tombstone armed.
+  if (confirmedByPerson(cur, actor)) return { candidate, before: cur, conflictWith: cur };
   return { candidate, before: cur, freshSource: op.source !== undefined };
 }
 
@@ -318,6 +337,7 @@ export async function buildRetract(
   now: string,
 ): Promise<Built> {
   const cur = await loadCurrent(ctx, op.id, op.expected_rev);
+  if (confirmedByPerson(cur, actor)) throw onlyAPersonRetracts(cur);
   const candidate: Revision = {
     ...toRevision(cur),
     rev: cur.rev + 1,
@@ -440,6 +460,11 @@ export async function buildImport(ctx: EngineContext, op: ImportOp): Promise<Bui
     trust: 'untrusted',
     provenance: [...r.provenance.filter((p) => !p.startsWith('import:')), `import:${op.bundle}`],
   };
+  // A bundle is data, never a person: over a confirmed value it can only propose.
+  if (cur && cur.trust === 'confirmed') {
+    if (candidate.status !== 'active') throw onlyAPersonRetracts(cur);
+    return { candidate, before: cur, conflictWith: cur };
+  }
   return { candidate, before: cur };
 }
 

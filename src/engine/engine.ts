@@ -147,10 +147,16 @@ export class Engine {
   tombstones() {
     return this.ctx.store.tombstones(this.scopes);
   }
+  /**
+   * What this binding can know: counts over its own scopes only, never another project's (no
+   * ids, no counts, no scope names). The journal head counts every project's mutations, so it
+   * is shown on a human surface only.
+   */
   async status() {
-    const s = await this.ctx.store.status();
+    const { journalHead, ...s } = await this.ctx.store.status(this.scopes);
     return {
       ...s,
+      ...(this.ctx.surface === 'human' ? { journalHead } : {}),
       project: this.ctx.binding.project,
       identity: this.ctx.binding.identity,
       scopes: this.scopes,

@@ -332,23 +332,24 @@ async function exclusionTrace(
 ): Promise<ExcludedResult[]> {
   const out: ExcludedResult[] = [];
   const seen = new Set<string>();
-  for (const { view } of [...(await ctx.store.nearest(terms, 40)), ...nearestByVector]) {
+  // Only the binding's own scopes are looked at (inside the query): the trace never names, or
+  // counts, another project's memories.
+  const near = await ctx.store.nearest(terms, eligibility.scopes, 40);
+  for (const { view } of [...near, ...nearestByVector]) {
     // A served memory's older revisions are listed too: "rev 1 superseded by rev 2" is the point.
     // One entry per memory: its best-matching excluded revision.
     if (served.has(`${view.id}#${view.rev}`) || seen.has(view.id)) continue;
     const reason =
       exclusionReason(view, eligibility) ?? (rejected(view) ? ('rejected_here' as const) : null);
     if (reason === null) continue; // eligible, just ranked below the limit
+    if (reason === 'other_scope') continue; // never reaches here: the query is scoped
     seen.add(view.id);
-    // Another project's memory is named as excluded, but its text is not shown.
-    const foreign = reason === 'other_scope';
-    if (foreign && ctx.surface === 'agent') continue;
     out.push({
       id: view.id,
       rev: view.rev,
       reason,
       detail: describeExclusion(reason, view),
-      ...(foreign || view.quarantine !== null ? {} : { abstract: view.abstract }),
+      ...(view.quarantine !== null ? {} : { abstract: view.abstract }),
     });
     if (out.length >= 20) break;
   }

@@ -162,7 +162,7 @@ export async function vectorCandidates(
   const hits = (await vs.search(key, qv, eligibility, pool)).filter((h) => 1 - h.distance >= floor);
   report.candidates = hits.length;
   const nearest = async (limit: number) =>
-    (await vs.nearest(key, qv, limit)).filter((h) => 1 - h.distance >= floor);
+    (await vs.nearest(key, qv, eligibility.scopes, limit)).filter((h) => 1 - h.distance >= floor);
   return { hits, report, nearest };
 }
 

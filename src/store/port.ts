@@ -69,8 +69,12 @@ export interface VectorStore {
     eligibility: Eligibility,
     limit: number,
   ): Promise<VectorHit[]>;
-  /** Nearest revisions with no eligibility applied, nearest first (the exclusion trace only). */
-  nearest(key: string, query: Float32Array, limit: number): Promise<VectorHit[]>;
+  /**
+   * Nearest revisions in the given scopes with no other eligibility applied, nearest first (the
+   * exclusion trace only). The scope is a predicate inside the query: a binding never learns
+   * another project's ids.
+   */
+  nearest(key: string, query: Float32Array, scopes: string[], limit: number): Promise<VectorHit[]>;
   /** Revisions in these scopes that could become eligible and have no vector under `key`, newest first. */
   missing(key: string, scopes: string[], limit: number): Promise<RevisionView[]>;
   /** Vectors already computed for these text hashes under `key` (so no model is asked twice). */
@@ -225,6 +229,7 @@ export interface IntegrityFinding {
   text?: string;
 }
 
+/** What a store holds: all of it, or (`status(scopes)`) only the memories of those scopes. */
 export interface StoreStatus {
   backend: string;
   location: string;
@@ -253,8 +258,12 @@ export interface Store {
   findIdempotent(key: string): Promise<JournalEntry | null>;
   /** Eligible candidates only: the predicate is applied inside the query, before ranking. */
   search(req: SearchRequest): Promise<SearchHit[]>;
-  /** Best lexical matches in the given scopes with no eligibility applied (exclusion trace). */
-  nearest(terms: QueryTerm[], limit: number): Promise<SearchHit[]>;
+  /**
+   * Best lexical matches in the given scopes with no other eligibility applied (the exclusion
+   * trace). The scope is a predicate inside the query: a binding never learns another
+   * project's ids.
+   */
+  nearest(terms: QueryTerm[], scopes: string[], limit: number): Promise<SearchHit[]>;
   /** Current revisions of live lineages in the given scopes (export, injection, maintenance). */
   listCurrent(scopes: string[], opts?: { includeEnded?: boolean }): Promise<RevisionView[]>;
   journal(q: JournalQuery): Promise<JournalEntry[]>;
@@ -311,6 +320,10 @@ export interface Store {
    * on adapters without one; the engine then refuses to turn the arm on.
    */
   vectors?(): Promise<VectorStore>;
-  status(): Promise<StoreStatus>;
+  /**
+   * What the store holds; with `scopes`, counted over those scopes only (a predicate inside the
+   * query), which is what any binding is shown.
+   */
+  status(scopes?: string[]): Promise<StoreStatus>;
   close(): Promise<void>;
 }

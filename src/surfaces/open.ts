@@ -1,5 +1,6 @@
 // Opening an engine for a surface: resolve the store location (--store, MNEME_HOME, ~/.mneme),
 // open the backend, bind the project of the working directory.
+import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { SchemaRegistry } from '../core/schema.js';
@@ -13,12 +14,7 @@ import { embedderFromEnv } from './embed/settings.js';
 import { bindProject, findRepoRoot } from './project.js';
 import { projectFiles } from './source-files.js';
 
-export interface OpenOptions {
-  store?: string;
-  /** A shared Postgres store (default $MNEME_DATABASE_URL unless --store is given). */
-  db?: string;
-  /** The tenant of the Postgres store (default $MNEME_TENANT). */
-  tenant?: string;
+export interface OpenOptions extends StoreFlags {
   cwd?: string;
   binding?: Binding;
   surface?: 'human' | 'agent';
@@ -37,24 +33,82 @@ export function storeHome(opts: { store?: string; env?: NodeJS.ProcessEnv }): st
   return path.join(os.homedir(), '.mneme');
 }
 
+/** The global flags that say which store a command works on, as every command receives them. */
+export interface StoreFlags {
+  store?: string;
+  db?: string;
+  tenant?: string;
+}
+
+export type StoreTarget =
+  { kind: 'files'; root: string } | { kind: 'postgres'; url: string; tenant: string };
+
+/**
+ * The one reading of the store flags: --db (or $MNEME_DATABASE_URL unless --store is given)
+ * selects Postgres for one tenant; otherwise the embedded store at --store, $MNEME_HOME or
+ * ~/.mneme. Every command, hook and child process resolves its store here.
+ */
+export function storeTarget(flags: StoreFlags, env: NodeJS.ProcessEnv = process.env): StoreTarget {
+  if (flags.db && flags.store) throw new MnemeError('invalid', 'pass --store or --db, not both');
+  const url = flags.db ?? (flags.store ? undefined : env.MNEME_DATABASE_URL);
+  if (!url) return { kind: 'files', root: storeHome({ store: flags.store, env }) };
+  const tenant = flags.tenant ?? env.MNEME_TENANT;
+  if (!tenant) {
+    throw new MnemeError('invalid', 'a Postgres store needs a tenant', {
+      hint: 'pass --tenant NAME or set MNEME_TENANT (create one with `mneme tenant create NAME`)',
+    });
+  }
+  return { kind: 'postgres', url, tenant };
+}
+
+/**
+ * Where a command keeps what is local to this machine — the hook log, the raw session archive
+ * and its watermarks, the distiller's locks, sleep and fsck reports: the embedded store's own
+ * directory, or for a Postgres store a directory of its own per database and tenant
+ * ($XDG_STATE_HOME/mneme/…, default ~/.local/state/mneme/…), never an embedded store's home.
+ */
+export function localRoot(flags: StoreFlags, env: NodeJS.ProcessEnv = process.env): string {
+  const t = storeTarget(flags, env);
+  if (t.kind === 'files') return t.root;
+  let where = t.url;
+  try {
+    const u = new URL(t.url);
+    u.password = ''; // the same database whatever password reaches it
+    where = u.toString();
+  } catch {
+    /* not a URL pg would take either; hash it as given */
+  }
+  const id = createHash('sha256').update(`${where}\u0000${t.tenant}`).digest('hex').slice(0, 12);
+  const base = env.XDG_STATE_HOME || path.join(env.HOME || os.homedir(), '.local', 'state');
+  return path.join(base, 'mneme', `pg-${t.tenant.replace(/[^a-zA-Z0-9_.-]/g, '_')}-${id}`);
+}
+
+/**
+ * How a detached child (distiller, rebuild, sleep) is pointed at the same store: --store on its
+ * command line, or the database and tenant in its environment (a URL may carry a password,
+ * which a command line would show to every user of the machine).
+ */
+export function childStore(
+  flags: StoreFlags,
+  env: NodeJS.ProcessEnv,
+): { args: string[]; env: NodeJS.ProcessEnv } {
+  const t = storeTarget(flags, env);
+  if (t.kind === 'postgres')
+    return { args: [], env: { ...env, MNEME_DATABASE_URL: t.url, MNEME_TENANT: t.tenant } };
+  return { args: flags.store ? ['--store', flags.store] : [], env };
+}
+
 /** --db (or $MNEME_DATABASE_URL) selects Postgres for one tenant; otherwise the embedded store. */
 export async function openStore(opts: OpenOptions = {}): Promise<Store> {
   const env = opts.env ?? process.env;
-  if (opts.db && opts.store) throw new MnemeError('invalid', 'pass --store or --db, not both');
-  const db = opts.db ?? (opts.store ? undefined : env.MNEME_DATABASE_URL);
-  if (db) {
-    const tenant = opts.tenant ?? env.MNEME_TENANT;
-    if (!tenant) {
-      throw new MnemeError('invalid', 'a Postgres store needs a tenant', {
-        hint: 'pass --tenant NAME or set MNEME_TENANT (create one with `mneme tenant create NAME`)',
-      });
-    }
+  const target = storeTarget(opts, env);
+  if (target.kind === 'postgres') {
     // pg is loaded only when a database is used, so the embedded path starts fast.
     const { PostgresStore } = await import('../store/postgres/postgres-store.js');
-    return PostgresStore.open(db, { tenant });
+    return PostgresStore.open(target.url, { tenant: target.tenant });
   }
   const lockTimeout = Number(env.MNEME_LOCK_TIMEOUT_MS);
-  return FileStore.open(storeHome(opts), {
+  return FileStore.open(target.root, {
     durable: env.MNEME_DURABLE !== '0',
     // How long a writer waits for the store lock before a clear `locked` error (default 10 s).
     ...(Number.isInteger(lockTimeout) && lockTimeout > 0 ? { lockTimeoutMs: lockTimeout } : {}),

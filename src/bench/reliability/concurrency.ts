@@ -3,6 +3,9 @@
 // write is lost, concurrent supersedes of one revision have exactly one winner and the others
 // get `conflict`, a held lock ends in a clear `locked` error within the bound, a reader looping
 // recall never sees a torn state, and two distillers for one session apply its batch once.
+// Then the commit point (invariant 13): CLI writers while `mneme rebuild` runs again and again,
+// and a write while another process holds the index's lock past the bound — every write that
+// exited non-zero has no journal line, and every write with a journal line exited 0.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,6 +16,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { safeSessionName } from '../../core/transcript.js';
 import { FileStore } from '../../store/files/file-store.js';
 import { SessionFiles } from '../../store/files/session-files.js';
+import { isAgentVariable } from '../../surfaces/agent-env.js';
 import { bindProject } from '../../surfaces/project.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -29,6 +33,24 @@ export interface ConcurrencyOptions {
   /** Concurrent supersedes of the same revision per round, and rounds. */
   racers: number;
   rounds: number;
+  /** The commit-point phase: writers at once, writes each, and `mneme rebuild` runs meanwhile. */
+  commitWriters?: number;
+  commitOps?: number;
+  rebuilds?: number;
+}
+
+export interface CommitPointReport {
+  writes: number;
+  /** Writes that exited 0 (each must have its journal line). */
+  acked: number;
+  rebuilds: number;
+  rebuildsOk: number;
+  /** Writes that exited non-zero although their journal line was written (must be none). */
+  failedButCommitted: string[];
+  /** Writes that exited 0 with no journal line (must be none). */
+  ackedNotCommitted: string[];
+  /** A write while another process held the index's write lock past the bound. */
+  heldIndex: { exit: number | null; committed: boolean; recalledAfter: boolean; stderr: string };
 }
 
 export interface ConcurrencyReport {
@@ -39,6 +61,7 @@ export interface ConcurrencyReport {
   lock: { lockedError: boolean; afterRelease: boolean; message: string };
   reader: { reads: number; served: number };
   distillers: { coalesced: number; appliedOnce: boolean; hookDistilled: boolean };
+  commitPoint: CommitPointReport;
   problems: string[];
 }
 
@@ -48,9 +71,16 @@ interface Run {
   stderr: string;
 }
 
-function run(args: string[], cwd: string, env: NodeJS.ProcessEnv, input = ''): Promise<Run> {
+function run(
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  input = '',
+  onSpawn?: (pid: number) => void,
+): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd, env });
+    if (onSpawn && child.pid !== undefined) onSpawn(child.pid);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -100,10 +130,13 @@ export async function runConcurrency(
     MNEME_DISTILL_EXECUTOR: 'command',
     MNEME_DISTILL_COMMAND: `"${process.execPath}" "${FAKE_EXECUTOR}"`,
   };
-  for (const k of ['CLAUDECODE', 'CLAUDE_CODE_ENTRYPOINT', 'CODEX_SANDBOX', 'MNEME_AGENT'])
-    delete env[k];
-  const cli = (args: string[], extra: NodeJS.ProcessEnv = {}, input = '') =>
-    run([BIN, '--json', ...args], project, { ...env, ...extra }, input);
+  for (const k of Object.keys(env)) if (k === 'MNEME_AGENT' || isAgentVariable(k)) delete env[k];
+  const cli = (
+    args: string[],
+    extra: NodeJS.ProcessEnv = {},
+    input = '',
+    onSpawn?: (pid: number) => void,
+  ) => run([BIN, '--json', ...args], project, { ...env, ...extra }, input, onSpawn);
 
   const report: ConcurrencyReport = {
     processes: 0,
@@ -113,6 +146,15 @@ export async function runConcurrency(
     lock: { lockedError: false, afterRelease: false, message: '' },
     reader: { reads: 0, served: 0 },
     distillers: { coalesced: 0, appliedOnce: false, hookDistilled: false },
+    commitPoint: {
+      writes: 0,
+      acked: 0,
+      rebuilds: 0,
+      rebuildsOk: 0,
+      failedButCommitted: [],
+      ackedNotCommitted: [],
+      heldIndex: { exit: null, committed: false, recalledAfter: false, stderr: '' },
+    },
     problems: [],
   };
   const acked: { id: string; abstract: string }[] = [];
@@ -343,5 +385,167 @@ export async function runConcurrency(
     report.problems.push('the second distiller did not coalesce into the first');
   if (!report.distillers.hookDistilled)
     report.problems.push("the Stop hook's distiller did not apply its batch exactly once");
+
+  report.commitPoint = await commitPoint(opts, home, cli);
+  const cp = report.commitPoint;
+  report.processes += cp.writes + cp.rebuilds + 2;
+  report.operations += cp.writes + cp.rebuilds + 2;
+  for (const w of cp.failedButCommitted)
+    report.problems.push(`a committed write was reported as failed: ${w}`);
+  for (const w of cp.ackedNotCommitted)
+    report.problems.push(`a write was acknowledged with no journal line: ${w}`);
+  if (cp.acked === 0) report.problems.push('no write succeeded while rebuilds ran');
+  if (cp.rebuildsOk === 0) report.problems.push('no rebuild succeeded while writers ran');
+  if (cp.heldIndex.exit !== 0 || !cp.heldIndex.committed)
+    report.problems.push(
+      `a write while the index was held exited ${cp.heldIndex.exit} (journal line ${cp.heldIndex.committed ? 'written' : 'missing'}): ${cp.heldIndex.stderr}`,
+    );
+  if (!cp.heldIndex.recalledAfter)
+    report.problems.push('the write made while the index was held was not recalled afterwards');
   return report;
+}
+
+/** Whether process `pid` has `file`'s WAL index open (it has opened the index); Linux /proc. */
+function opened(pid: number, file: string): boolean {
+  if (pid === 0) return false;
+  try {
+    const fds = fs.readdirSync(`/proc/${pid}/fd`);
+    return fds.some((fd) => {
+      try {
+        return fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === `${file}-shm`;
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return fs.existsSync('/proc') ? false : true; // no /proc: the 300 ms that follow must do
+  }
+}
+
+/** Idempotency keys of every journal line (each commit-point write carries its own key). */
+function journaledKeys(home: string): Set<string> {
+  const out = new Set<string>();
+  const dir = path.join(home, 'journal');
+  for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.jsonl')))
+    for (const line of fs.readFileSync(path.join(dir, f), 'utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      try {
+        const e = JSON.parse(line) as { idem?: string | null };
+        if (e.idem) out.add(e.idem);
+      } catch {
+        /* a torn tail: no commit */
+      }
+    }
+  return out;
+}
+
+async function commitPoint(
+  opts: ConcurrencyOptions,
+  home: string,
+  cli: (
+    args: string[],
+    extra?: NodeJS.ProcessEnv,
+    input?: string,
+    onSpawn?: (pid: number) => void,
+  ) => Promise<Run>,
+): Promise<CommitPointReport> {
+  const writers = opts.commitWriters ?? 4;
+  const ops = opts.commitOps ?? 6;
+  const rebuilds = opts.rebuilds ?? 6;
+  const r: CommitPointReport = {
+    writes: 0,
+    acked: 0,
+    rebuilds: 0,
+    rebuildsOk: 0,
+    failedButCommitted: [],
+    ackedNotCommitted: [],
+    heldIndex: { exit: null, committed: false, recalledAfter: false, stderr: '' },
+  };
+  const outcomes: { key: string; code: number | null; stderr: string }[] = [];
+  let writing = writers;
+  const writer = async (w: number) => {
+    for (let j = 0; j < ops; j++) {
+      const key = `commit-point-${w}-${j}`;
+      const res = await cli([
+        'remember',
+        '--type',
+        'fact',
+        '--abstract',
+        `commit point writer ${w} write ${j} kumquat${w}x${j}`,
+        '--idempotency-key',
+        key,
+      ]);
+      outcomes.push({ key, code: res.code, stderr: res.stderr.trim().split('\n')[0] ?? '' });
+    }
+    writing--;
+  };
+  const rebuilder = async () => {
+    // At least `rebuilds` runs, and on until the writers are done.
+    for (let k = 0; k < rebuilds || writing > 0; k++) {
+      const res = await cli(['rebuild']);
+      r.rebuilds++;
+      if (res.code === 0) r.rebuildsOk++;
+    }
+  };
+  await Promise.all([...Array.from({ length: writers }, (_, w) => writer(w)), rebuilder()]);
+
+  // Another process takes SQLite's write lock on the index after the writer has opened it and
+  // keeps it past the writer's bound: the write commits (journal line) and must say so; the
+  // index catches up once the lock is free. The writer is held at the store lock until then.
+  const { openDatabase } = await import('../../store/files/sqlite.js');
+  const indexFile = path.join(home, '.index', 'mneme.db');
+  const lockFile = path.join(home, '.state', 'lock');
+  const holder = openDatabase(indexFile);
+  const heldKey = 'commit-point-held-index';
+  let held: Run;
+  try {
+    fs.writeFileSync(lockFile, `${process.pid}\n${os.hostname()}\n`);
+    let pid = 0;
+    const writing = cli(
+      [
+        'remember',
+        '--type',
+        'fact',
+        '--abstract',
+        'written while the index was held persimmon',
+        '--idempotency-key',
+        heldKey,
+      ],
+      { MNEME_LOCK_TIMEOUT_MS: '3000' },
+      '',
+      (p) => (pid = p),
+    );
+    await until('the writer to open the index', () => opened(pid, indexFile), 20_000);
+    await sleep(300);
+    holder.exec('BEGIN IMMEDIATE');
+    fs.rmSync(lockFile, { force: true });
+    held = await writing;
+    holder.exec('ROLLBACK');
+  } finally {
+    fs.rmSync(lockFile, { force: true });
+    holder.close();
+  }
+  outcomes.push({ key: heldKey, code: held.code, stderr: held.stderr.trim() });
+  const after = await cli(['recall', 'persimmon']);
+  r.heldIndex = {
+    exit: held.code,
+    committed: false,
+    recalledAfter:
+      after.code === 0 &&
+      (JSON.parse(after.stdout) as { results: { abstract: string }[] }).results.some((x) =>
+        x.abstract.includes('persimmon'),
+      ),
+    stderr: held.stderr.trim().split('\n')[0] ?? '',
+  };
+
+  const keys = journaledKeys(home);
+  r.heldIndex.committed = keys.has(heldKey);
+  for (const o of outcomes) {
+    r.writes++;
+    if (o.code === 0) r.acked++;
+    if (o.code !== 0 && keys.has(o.key))
+      r.failedButCommitted.push(`${o.key} exited ${o.code}: ${o.stderr}`);
+    if (o.code === 0 && !keys.has(o.key)) r.ackedNotCommitted.push(o.key);
+  }
+  return r;
 }

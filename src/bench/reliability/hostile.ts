@@ -14,6 +14,7 @@ import { distillSession, DISTILL_DEFAULTS } from '../../engine/distill.js';
 import { Engine } from '../../engine/engine.js';
 import { FileStore } from '../../store/files/file-store.js';
 import { SessionFiles } from '../../store/files/session-files.js';
+import { isAgentVariable } from '../../surfaces/agent-env.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const BIN = path.join(HERE, '../../../..', 'bin', 'mneme.js');
@@ -496,8 +497,7 @@ function runCli(
   input = '',
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, MNEME_HOME: home, MNEME_DURABLE: '0' };
-  for (const k of ['CLAUDECODE', 'CLAUDE_CODE_ENTRYPOINT', 'CODEX_SANDBOX', 'MNEME_AGENT'])
-    delete env[k];
+  for (const k of Object.keys(env)) if (k === 'MNEME_AGENT' || isAgentVariable(k)) delete env[k];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd, env });
     let stdout = '';

@@ -39,7 +39,7 @@ import type {
   VerifyReport,
 } from '../port.js';
 import { appendDurable, readIfExists, writeFileAtomic } from './atomic.js';
-import { IndexDb } from './index-db.js';
+import { IndexDb, isBusy } from './index-db.js';
 import { JournalFiles } from './journal-files.js';
 import { Layout } from './layout.js';
 import { withFileLock } from './lock.js';
@@ -83,6 +83,11 @@ export class FileStore implements Store {
   private readonly fault: (name: string) => void;
   private readonly deferFullRebuild: boolean;
   private locked = false;
+  /**
+   * A commit reached its journal line but could not update the index (or write its effects):
+   * the write stands, and the index is caught up from the journal before the next read here.
+   */
+  private behind = false;
 
   private constructor(root: string, opts: FileStoreOptions) {
     this.layout = new Layout(path.resolve(root));
@@ -117,17 +122,23 @@ export class FileStore implements Store {
 
   private openIndex(): IndexDb {
     try {
-      const db = new IndexDb(this.layout.indexFile);
+      const db = new IndexDb(this.layout.indexFile, this.lockTimeoutMs);
       db.getMeta('schema');
       return db;
-    } catch {
+    } catch (e) {
+      // A busy index is in use by another process, not damaged: moving it aside would pull it
+      // out from under that process. The open fails (nothing was written) with `locked`.
+      if (e instanceof MnemeError || isBusy(e))
+        throw new MnemeError('locked', 'the index is busy: another process held it too long', {
+          hint: 'retry shortly',
+        });
       // A corrupt or foreign index file is only a cache: move it aside and start empty.
       const aside = `${this.layout.indexFile}.corrupt-${Date.now()}`;
       for (const suffix of ['', '-wal', '-shm']) {
         if (fs.existsSync(this.layout.indexFile + suffix))
           fs.renameSync(this.layout.indexFile + suffix, aside + suffix);
       }
-      return new IndexDb(this.layout.indexFile);
+      return new IndexDb(this.layout.indexFile, this.lockTimeoutMs);
     }
   }
 
@@ -375,16 +386,46 @@ export class FileStore implements Store {
     };
     const entry = this.journalFiles.append(body, health.anchor);
     this.fault('after-journal');
-    this.applyAfterEffects(req.tombstone, req.proposal);
-    this.index.transaction(() => {
-      if (views) this.index.replaceLineage(views);
-      this.index.applyEntry(entry);
-      this.applyWeightPasses([entry]);
-      this.index.setMeta('journal_seq', String(entry.seq));
-    });
+    // The journal line is the commit point (invariant 13): from here on the write is reported as
+    // done whatever happens, and what is left undone is the store's to finish. Effects that fail
+    // keep the intent file, so recovery redoes them; an index that fails stays behind the
+    // journal (its journal_seq is not advanced), so recovery or the next read catches it up.
+    let finished = true;
+    try {
+      this.applyAfterEffects(req.tombstone, req.proposal);
+    } catch {
+      finished = false;
+    }
+    try {
+      this.index.transaction(() => {
+        if (views) this.index.replaceLineage(views);
+        this.index.applyEntry(entry);
+        this.applyWeightPasses([entry]);
+        this.index.setMeta('journal_seq', String(entry.seq));
+      });
+    } catch {
+      this.behind = true;
+    }
     this.fault('after-index');
-    if (hasEffects) fs.unlinkSync(this.layout.intentFile);
+    if (hasEffects && finished) fs.rmSync(this.layout.intentFile, { force: true });
+    if (!finished) this.behind = true;
     return entry;
+  }
+
+  /**
+   * Before a read: if a commit in this process left the index behind its journal, finish that
+   * commit now (under the lock, as recovery does). If that cannot happen yet, the read is served
+   * from the index as it stands and the next read tries again.
+   */
+  private async catchUp(): Promise<void> {
+    if (!this.behind) return;
+    try {
+      if (this.locked) this.recoverLocked();
+      else await this.withWriteLock(async () => {});
+      this.behind = false;
+    } catch {
+      /* still behind: tried again on the next read or write */
+    }
   }
 
   /** Tombstone and proposal files, written after the journal line (idempotent on redo). */
@@ -448,29 +489,35 @@ export class FileStore implements Store {
   // ---- reads ------------------------------------------------------------------------------
 
   async getLineage(id: string): Promise<RevisionView[] | null> {
+    await this.catchUp();
     return this.index.lineage(id);
   }
 
   async findLiveBySlug(scope: string, type: string, slug: string): Promise<RevisionView | null> {
+    await this.catchUp();
     return this.index.live(scope, type, slug);
   }
 
   async findIdempotent(key: string): Promise<JournalEntry | null> {
+    await this.catchUp();
     return this.index.getIdempotent(key);
   }
 
   async search(req: SearchRequest): Promise<SearchHit[]> {
+    await this.catchUp();
     return this.index.search(req.terms, req.eligibility, req.limit, req.want ?? req.limit);
   }
 
-  async nearest(terms: QueryTerm[], limit: number): Promise<SearchHit[]> {
-    return this.index.nearest(terms, limit);
+  async nearest(terms: QueryTerm[], scopes: string[], limit: number): Promise<SearchHit[]> {
+    await this.catchUp();
+    return this.index.nearest(terms, scopes, limit);
   }
 
   async listCurrent(
     scopes: string[],
     opts: { includeEnded?: boolean } = {},
   ): Promise<RevisionView[]> {
+    await this.catchUp();
     return this.index.current(scopes, opts.includeEnded ?? false);
   }
 
@@ -658,10 +705,12 @@ export class FileStore implements Store {
   }
 
   async injectCandidates(q: InjectQuery): Promise<SearchHit[]> {
+    await this.catchUp();
     return this.index.injectCandidates(q);
   }
 
   async weights(ids: string[]): Promise<Map<string, number>> {
+    await this.catchUp();
     return this.index.weights(ids);
   }
 
@@ -762,6 +811,7 @@ export class FileStore implements Store {
   }
 
   async freshness(ids: string[]): Promise<Map<string, FreshnessRecord>> {
+    await this.catchUp();
     return this.index.freshness(ids) as Map<string, FreshnessRecord>;
   }
 
@@ -963,8 +1013,9 @@ export class FileStore implements Store {
     return sha256(serializeRevision(r));
   }
 
-  async status(): Promise<StoreStatus> {
-    const c = this.index.counts();
+  async status(scopes?: string[]): Promise<StoreStatus> {
+    await this.catchUp();
+    const c = this.index.counts(scopes);
     return {
       backend: this.backend,
       location: this.layout.root,

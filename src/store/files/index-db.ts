@@ -7,11 +7,12 @@ import type Database from 'better-sqlite3';
 import { stemmer } from 'stemmer';
 import type { Eligibility } from '../../core/eligibility.js';
 import type { JournalEntry } from '../../core/journal.js';
+import { MnemeError } from '../../core/errors.js';
 import { FAR_FUTURE } from '../../core/time.js';
 import { ftsMatchExpression, prepareForIndex, type QueryTerm } from '../../core/text.js';
 import { TRUST_LEVELS, trustRank, type RevisionView } from '../../core/types.js';
 import type { HitHead, InjectQuery, SearchHit } from '../port.js';
-import { openDatabase } from './sqlite.js';
+import { INDEX_BUSY_TIMEOUT_MS, openDatabase } from './sqlite.js';
 
 // 2: rev.w (the weight, copied from the weight table), rev.source_path and rev.applies, and the
 // indexes injection reads through.
@@ -26,6 +27,12 @@ const INJECTABLE = `is_current = 1 AND status = 'active' AND lineage_end_at IS N
 
 /** Rows a pre-edit block can hold: bound to a file, or carrying applies_to globs. */
 const FILE_BOUND = '(source_path IS NOT NULL OR applies = 1)';
+
+/** SQLite's "the lock is held" errors (SQLITE_BUSY, SQLITE_LOCKED and their extended codes). */
+export function isBusy(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code);
+}
 
 /** The tables DDL creates, dropped when an index of an older schema is opened. */
 const TABLES = ['fts_vocab', 'fts', 'rev', 'meta', 'idem', 'weight', 'fresh'];
@@ -59,6 +66,11 @@ CREATE TABLE IF NOT EXISTS weight(id TEXT PRIMARY KEY, w REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS fresh(id TEXT PRIMARY KEY, rev INTEGER NOT NULL, state TEXT NOT NULL,
   observed TEXT, at TEXT NOT NULL);
 `;
+
+/** Every table and index DDL creates (an open with all of them in place writes nothing). */
+const DDL_OBJECTS = [
+  ...DDL.matchAll(/CREATE (?:VIRTUAL )?(?:TABLE|INDEX) IF NOT EXISTS (\w+)/g),
+].map((m) => m[1]!);
 
 /** The eligibility predicate over `rev r` (also used by the vector arm, so both arms agree). */
 export const ELIGIBLE = `
@@ -128,19 +140,23 @@ export class IndexDb {
   private dfVocab: Database.Statement<[string], { doc: number }> | undefined;
   private readonly stmts;
 
-  constructor(file: string) {
+  /**
+   * `busyTimeoutMs` bounds every wait for SQLite's own lock (it is set when the file is opened,
+   * before the first statement). Opening takes the write lock only when the schema is missing or
+   * older: an open that always took it would, for an instant, hold up every other process's
+   * write to the index.
+   */
+  constructor(file: string, busyTimeoutMs: number = INDEX_BUSY_TIMEOUT_MS) {
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    this.db = openDatabase(file);
+    this.db = openDatabase(file, { timeout: busyTimeoutMs });
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 10000');
     this.db.pragma('mmap_size = 1073741824');
-    this.db
-      .transaction(() => {
+    if (!this.schemaInPlace())
+      this.transaction(() => {
         if (this.olderSchema()) for (const t of TABLES) this.db.exec(`DROP TABLE IF EXISTS ${t}`);
         this.db.exec(DDL);
-      })
-      .immediate();
+      });
     this.stmts = {
       getMeta: this.db.prepare<[string], { v: string }>('SELECT v FROM meta WHERE k = ?'),
       setMeta: this.db.prepare(
@@ -168,6 +184,22 @@ export class IndexDb {
     };
   }
 
+  /** Every table and index DDL creates exists, under the current schema version. */
+  private schemaInPlace(): boolean {
+    const names = new Set(
+      (this.db.prepare('SELECT name FROM sqlite_master').all() as { name: string }[]).map(
+        (r) => r.name,
+      ),
+    );
+    return DDL_OBJECTS.every((n) => names.has(n)) && this.getMetaRaw('schema') === SCHEMA_VERSION;
+  }
+
+  private getMetaRaw(k: string): string | null {
+    const row = this.db.prepare('SELECT v FROM meta WHERE k = ?').get(k) as
+      { v: string } | undefined;
+    return row?.v ?? null;
+  }
+
   /** An index written by an older schema: a cache, so it is dropped and rebuilt from files. */
   private olderSchema(): boolean {
     const meta = this.db
@@ -192,8 +224,23 @@ export class IndexDb {
     return this.getMeta('schema') === SCHEMA_VERSION;
   }
 
+  /**
+   * A write transaction, begun IMMEDIATE: it waits (up to the busy timeout) for the write lock
+   * before reading anything. A deferred one that read first could not wait when it came to
+   * write while another connection held the lock — SQLite answers `database is locked` at once.
+   * Past the bound the caller gets a `locked` error.
+   */
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    try {
+      return this.db.transaction(fn).immediate();
+    } catch (e) {
+      if (isBusy(e))
+        throw new MnemeError('locked', 'the index is busy: another process held it too long', {
+          hint: 'retry shortly',
+          details: { index: 'busy' },
+        });
+      throw e;
+    }
   }
 
   /** Replaces the rows of one lineage: the only rows a write touches. */
@@ -455,17 +502,18 @@ export class IndexDb {
     return kept;
   }
 
-  nearest(terms: QueryTerm[], limit: number): SearchHit[] {
+  nearest(terms: QueryTerm[], scopes: string[], limit: number): SearchHit[] {
     const match = ftsMatchExpression(terms);
-    if (match === null) return [];
+    if (match === null || scopes.length === 0) return [];
     const rows = this.db
       .prepare(
         `SELECT ${hitColumns('r', 'bm25(fts, 4.0, 1.0, 2.0) AS bm')}
         FROM fts JOIN rev r ON r.rowid = fts.rowid LEFT JOIN weight w ON w.id = r.id
-        WHERE fts MATCH ? ORDER BY bm LIMIT ?`,
+        WHERE fts MATCH ? AND r.scope IN (${scopes.map(() => '?').join(', ')})
+        ORDER BY bm LIMIT ?`,
       )
       .raw(true)
-      .all(match, limit) as HitRow[];
+      .all(match, ...scopes, limit) as HitRow[];
     return rows.map(toHit);
   }
 
@@ -629,28 +677,36 @@ export class IndexDb {
     return out;
   }
 
-  counts(): {
+  /** Counts over the whole index, or over `scopes` only (the predicate inside each query). */
+  counts(scopes?: readonly string[]): {
     memories: number;
     active: number;
     revisions: number;
     byScope: Record<string, number>;
     byType: Record<string, number>;
   } {
-    const one = (sql: string) => (this.db.prepare(sql).get() as { n: number }).n;
+    // '' is no scope: it keeps `IN (…)` well formed for an empty list.
+    const bind = scopes === undefined ? [] : ['', ...scopes];
+    const inScopes =
+      scopes === undefined ? '1 = 1' : `scope IN (${bind.map(() => '?').join(', ')})`;
+    const one = (sql: string) => (this.db.prepare(sql).get(...bind) as { n: number }).n;
     const group = (col: string) =>
       Object.fromEntries(
         (
           this.db
             .prepare(
-              `SELECT ${col} AS k, count(*) AS n FROM rev WHERE is_current = 1 AND status = 'active' GROUP BY ${col}`,
+              `SELECT ${col} AS k, count(*) AS n FROM rev
+               WHERE is_current = 1 AND status = 'active' AND ${inScopes} GROUP BY ${col}`,
             )
-            .all() as { k: string; n: number }[]
+            .all(...bind) as { k: string; n: number }[]
         ).map((r) => [r.k, r.n]),
       );
     return {
-      memories: one('SELECT count(*) AS n FROM rev WHERE is_current = 1'),
-      active: one("SELECT count(*) AS n FROM rev WHERE is_current = 1 AND status = 'active'"),
-      revisions: one('SELECT count(*) AS n FROM rev'),
+      memories: one(`SELECT count(*) AS n FROM rev WHERE is_current = 1 AND ${inScopes}`),
+      active: one(
+        `SELECT count(*) AS n FROM rev WHERE is_current = 1 AND status = 'active' AND ${inScopes}`,
+      ),
+      revisions: one(`SELECT count(*) AS n FROM rev WHERE ${inScopes}`),
       byScope: group('scope'),
       byType: group('type'),
     };

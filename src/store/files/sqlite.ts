@@ -22,14 +22,19 @@ function addonPath(): string | null {
   }
 }
 
+/** How long a connection waits for SQLite's lock unless told otherwise (the store passes its own). */
+export const INDEX_BUSY_TIMEOUT_MS = 10_000;
+
+/** Opens `file`; `opts.timeout` (the busy timeout) defaults to INDEX_BUSY_TIMEOUT_MS. */
 export function openDatabase(
   file: string,
   opts: BetterSqlite3.Options = {},
 ): BetterSqlite3.Database {
   Database ??= require('better-sqlite3') as typeof BetterSqlite3;
   if (addon === undefined) addon = addonPath();
+  const o = { timeout: INDEX_BUSY_TIMEOUT_MS, ...opts };
   return new Database(
     file,
-    addon && opts.nativeBinding === undefined ? { ...opts, nativeBinding: addon } : opts,
+    addon && o.nativeBinding === undefined ? { ...o, nativeBinding: addon } : o,
   );
 }

@@ -111,17 +111,25 @@ export class VectorDb implements VectorStore {
     return rows.map(toVectorHit);
   }
 
-  async nearest(key: string, query: Float32Array, limit: number): Promise<VectorHit[]> {
+  async nearest(
+    key: string,
+    query: Float32Array,
+    scopes: string[],
+    limit: number,
+  ): Promise<VectorHit[]> {
+    if (scopes.length === 0) return [];
     const rows = this.db
       .prepare(
         `SELECT x.d AS d, r.doc AS doc, w.w AS w, r.id AS id, r.rev AS rev,
           r.recorded_at AS recorded_at, r.trust_rank AS trust_rank, r.valid_from AS valid_from
         FROM (SELECT k.id AS id, k.rev AS rev, vec_distance_cosine(k.v, ?) AS d
-              FROM vec k WHERE k.embedder = ? ORDER BY d, k.id, k.rev LIMIT ?) x
+              FROM vec k JOIN rev s ON s.id = k.id AND s.rev = k.rev
+              WHERE k.embedder = ? AND s.scope IN (${scopes.map(() => '?').join(', ')})
+              ORDER BY d, k.id, k.rev LIMIT ?) x
         JOIN rev r ON r.id = x.id AND r.rev = x.rev LEFT JOIN weight w ON w.id = r.id
         ORDER BY x.d, x.id, x.rev`,
       )
-      .all(toBlob(query), key, limit) as VecRow[];
+      .all(toBlob(query), key, ...scopes, limit) as VecRow[];
     return rows.map(toVectorHit);
   }
 

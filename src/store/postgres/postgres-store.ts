@@ -368,9 +368,11 @@ export class PostgresStore implements Store {
     );
   }
 
-  async nearest(terms: QueryTerm[], limit: number): Promise<SearchHit[]> {
+  async nearest(terms: QueryTerm[], scopes: string[], limit: number): Promise<SearchHit[]> {
+    if (scopes.length === 0) return [];
     const p = new Params();
     const tenant = p.add(this.tenant);
+    const inScopes = p.add(scopes);
     const tq = tsQuery(terms, p);
     if (tq === null) return [];
     return this.hits(
@@ -378,7 +380,7 @@ export class PostgresStore implements Store {
        FROM (SELECT ${tq} AS q) tq
        JOIN revisions r ON r.tsv @@ tq.q
        LEFT JOIN weights w ON w.tenant_id = r.tenant_id AND w.id = r.id
-       WHERE r.tenant_id = ${tenant}
+       WHERE r.tenant_id = ${tenant} AND r.scope = ANY(${inScopes}::text[])
        ORDER BY rel DESC, r.id, r.rev
        LIMIT ${p.add(limit)}`,
       p.values,
@@ -633,26 +635,29 @@ export class PostgresStore implements Store {
     return rows[0]?.n ?? 0;
   }
 
-  async status(): Promise<StoreStatus> {
-    const t = [this.tenant];
+  async status(scopes?: string[]): Promise<StoreStatus> {
+    // $2 is the scopes counted, or NULL for the whole tenant.
+    const t = [this.tenant, scopes ?? null];
+    const inScopes = '($2::text[] IS NULL OR scope = ANY($2::text[]))';
     const { rows } = await this.q<{ memories: number; active: number; revisions: number }>(
       `SELECT
-         (SELECT count(*)::int FROM memories WHERE tenant_id = $1) AS memories,
-         (SELECT count(*)::int FROM memories WHERE tenant_id = $1 AND status = 'active') AS active,
-         (SELECT count(*)::int FROM revisions WHERE tenant_id = $1) AS revisions`,
+         (SELECT count(*)::int FROM memories WHERE tenant_id = $1 AND ${inScopes}) AS memories,
+         (SELECT count(*)::int FROM memories
+           WHERE tenant_id = $1 AND status = 'active' AND ${inScopes}) AS active,
+         (SELECT count(*)::int FROM revisions WHERE tenant_id = $1 AND ${inScopes}) AS revisions`,
       t,
     );
     const group = async (col: 'scope' | 'type') => {
       const r = await this.q<{ k: string; n: number }>(
         `SELECT ${col} AS k, count(*)::int AS n FROM memories
-         WHERE tenant_id = $1 AND status = 'active' GROUP BY ${col}`,
+         WHERE tenant_id = $1 AND status = 'active' AND ${inScopes} GROUP BY ${col}`,
         t,
       );
       return Object.fromEntries(r.rows.map((x) => [x.k, x.n]));
     };
     const head = await this.q<{ seq: string; hash: string }>(
       'SELECT seq, hash FROM journal_head WHERE tenant_id = $1',
-      t,
+      [this.tenant],
     );
     const h = head.rows[0];
     return {

@@ -17,7 +17,7 @@ import {
   tryAcquire,
   markPending,
 } from '../hooks/single-flight.js';
-import { openEngine, storeHome } from '../open.js';
+import { localRoot, openEngine } from '../open.js';
 import { bindProject } from '../project.js';
 import { ExitCode, type CliContext } from './run.js';
 
@@ -35,6 +35,8 @@ export function registerAgentCommands(c: CliContext): void {
         event,
         host: o.host,
         store: c.globals().store,
+        db: c.globals().db,
+        tenant: c.globals().tenant,
         env: c.io.env,
         cwd: c.io.cwd,
         stdout: c.io.stdout,
@@ -84,7 +86,7 @@ export function registerAgentCommands(c: CliContext): void {
           throw new MnemeError('invalid', 'pass --session ID or --pending', {
             hint: 'list archived sessions under <store>/archive/sessions/',
           });
-        const root = storeHome({ store: c.globals().store, env: c.io.env });
+        const root = localRoot(c.globals(), c.io.env);
         const sessions = new SessionFiles(root);
         const { distillSettings, makeExecutor } = await import('../distill/executors.js');
         const { distillSession } = await import('../../engine/distill.js');
@@ -100,8 +102,12 @@ export function registerAgentCommands(c: CliContext): void {
             const binding = meta
               ? { project: meta.project, identity: meta.identity }
               : bindProject(c.io.cwd);
+            const { store, db, tenant, embedder } = c.globals();
             const engine = await openEngine({
-              store: c.globals().store,
+              store,
+              db,
+              tenant,
+              embedder,
               env: c.io.env,
               binding,
               surface: 'agent',
@@ -181,7 +187,7 @@ export function registerAgentCommands(c: CliContext): void {
     .argument('<id>')
     .action(async (id: string) => {
       const engine = await c.engine();
-      const root = storeHome({ store: c.globals().store, env: c.io.env });
+      const root = localRoot(c.globals(), c.io.env);
       const { trace } = await import('../../engine/trace.js');
       const t = await trace(engine.ctx, id, new SessionFiles(root));
       c.out(t, () => {

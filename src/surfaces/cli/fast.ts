@@ -3,14 +3,14 @@
 // every other command, so a whole process costs little more than node's own start.
 //
 // This parser understands only what it can answer exactly as the full CLI would: the global
-// --json and --store, recall's --limit/--as-of/--known-at/--explain/--min-trust, hook's --host.
+// --json, --store, --db and --tenant, recall's --limit/--as-of/--known-at/--explain/--min-trust, hook's --host.
 // For anything else — help, an unknown or repeated option, a value that fails its check, a
 // missing argument, `--`, a value that starts with "-" — it returns null and the caller runs the
 // full CLI, which gives the usual answer or error. The flags' meaning (defaults, checks, the
 // engine call and the printing) comes from shared.ts and hooks/hook-command.ts, which the full
 // CLI uses too; test/cli-fast-path.test.ts holds the two paths to the same output.
 import type { Engine } from '../../engine/engine.js';
-import { openEngine } from '../open.js';
+import { openEngine, type StoreFlags } from '../open.js';
 import {
   MIN_TRUST_CHOICES,
   RECALL_DEFAULT_LIMIT,
@@ -23,11 +23,16 @@ import {
 } from './shared.js';
 
 export type FastCommand =
-  | { cmd: 'recall'; words: string[]; flags: RecallFlags; json: boolean; store?: string }
-  | { cmd: 'hook'; event: string; host?: string; json: boolean; store?: string };
+  | ({ cmd: 'recall'; words: string[]; flags: RecallFlags; json: boolean } & StoreFlags)
+  | ({ cmd: 'hook'; event: string; host?: string; json: boolean } & StoreFlags);
 
 type Kind = 'flag' | 'value';
-const GLOBAL: Record<string, Kind> = { '--json': 'flag', '--store': 'value' };
+const GLOBAL: Record<string, Kind> = {
+  '--json': 'flag',
+  '--store': 'value',
+  '--db': 'value',
+  '--tenant': 'value',
+};
 const COMMAND: Record<FastCommand['cmd'], Record<string, Kind>> = {
   recall: {
     '--limit': 'value',
@@ -69,7 +74,12 @@ export function parseFast(argv: readonly string[]): FastCommand | null {
     const v = opts.get(name);
     return typeof v === 'string' ? v : undefined;
   };
-  const store = str('--store');
+  // The store flags, as the full CLI passes them to every command.
+  const where: StoreFlags = {};
+  for (const k of ['store', 'db', 'tenant'] as const) {
+    const v = str(`--${k}`);
+    if (v !== undefined) where[k] = v;
+  }
   if (cmd === 'hook') {
     if (positionals.length !== 1) return null;
     const host = str('--host');
@@ -78,7 +88,7 @@ export function parseFast(argv: readonly string[]): FastCommand | null {
       event: positionals[0]!,
       ...(host !== undefined ? { host } : {}),
       json: opts.has('--json'),
-      ...(store !== undefined ? { store } : {}),
+      ...where,
     };
   }
   if (cmd !== 'recall' || positionals.length === 0) return null;
@@ -106,7 +116,7 @@ export function parseFast(argv: readonly string[]): FastCommand | null {
     words: positionals,
     flags,
     json: opts.has('--json'),
-    ...(store !== undefined ? { store } : {}),
+    ...where,
   };
 }
 
@@ -127,6 +137,8 @@ export async function runFast(argv: readonly string[], io: Io): Promise<number |
   try {
     engine = await openEngine({
       store: p.store,
+      db: p.db,
+      tenant: p.tenant,
       cwd: io.cwd,
       env: io.env,
       surface: cliSurface(io.env),

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Option } from 'commander';
 import { mnemeBin } from '../install-root.js';
-import { openEngine, storeHome } from '../open.js';
+import { childStore, localRoot, openEngine, storeTarget } from '../open.js';
 import { findRepoRoot } from '../project.js';
 import type { Check } from '../setup/doctor.js';
 import { HOSTS, resolveInvocation, type Host } from '../setup/hosts.js';
@@ -22,7 +22,16 @@ export function registerHostCommands(c: CliContext): void {
     .description('run the MCP server over stdio, bound to the project of this directory')
     .action(async () => {
       const { serveStdio } = await import('../mcp/stdio.js');
-      await serveStdio({ store: c.globals().store, cwd: io.cwd, env: io.env, stderr: io.stderr });
+      const { store, db, tenant, embedder } = c.globals();
+      await serveStdio({
+        store,
+        db,
+        tenant,
+        embedder,
+        cwd: io.cwd,
+        env: io.env,
+        stderr: io.stderr,
+      });
     });
 
   program
@@ -44,8 +53,12 @@ export function registerHostCommands(c: CliContext): void {
           throw new ExitCode(1);
         }
         const store = c.globals().store;
+        const target = storeTarget(c.globals(), io.env);
         const serverEnv: Record<string, string> = {};
-        if (store || io.env.MNEME_HOME) serverEnv.MNEME_HOME = storeHome({ store, env: io.env });
+        if (target.kind === 'postgres') {
+          serverEnv.MNEME_DATABASE_URL = target.url;
+          serverEnv.MNEME_TENANT = target.tenant;
+        } else if (store || io.env.MNEME_HOME) serverEnv.MNEME_HOME = target.root;
         const { runSetup } = await import('../setup/setup.js');
         const r = runSetup({
           host: host as Host,
@@ -76,16 +89,18 @@ export function registerHostCommands(c: CliContext): void {
     .command('doctor')
     .description('check the store, host wiring, a live MCP round trip, the distiller and hook runs')
     .action(async () => {
-      const store = c.globals().store;
+      const { store, db, tenant, embedder } = c.globals();
       const { runDoctor } = await import('../setup/doctor.js');
+      const child = childStore(c.globals(), io.env);
       const checks = await runDoctor({
-        env: io.env,
+        env: child.env,
         cwd: io.cwd,
         home: homeOf(io.env),
         project: projectOf(io.cwd),
-        storeDir: storeHome({ store, env: io.env }),
+        storeDir: localRoot(c.globals(), io.env),
         storeFlag: store,
-        openEngine: () => openEngine({ store, cwd: io.cwd, env: io.env, surface: 'human' }),
+        openEngine: () =>
+          openEngine({ store, db, tenant, embedder, cwd: io.cwd, env: io.env, surface: 'human' }),
         hasHookCommand: program.commands.some((cmd) => cmd.name() === 'hook'),
       });
       const failed = checks.some((k) => k.status === 'fail');

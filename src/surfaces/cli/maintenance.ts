@@ -6,7 +6,7 @@ import { checkSources } from '../../engine/drift.js';
 import { fsck, fsckFix, PHASES, type FsckIssue } from '../../engine/fsck.js';
 import { sleep, sleepReport } from '../../engine/sleep.js';
 import { tryAcquire, release } from '../hooks/single-flight.js';
-import { storeHome } from '../open.js';
+import { localRoot } from '../open.js';
 import { writeReport } from '../reports.js';
 import { isDue, readSleepState, sleepLockFiles, writeSleepState } from '../sleep-schedule.js';
 import { table } from './format.js';
@@ -36,7 +36,9 @@ export function fsckText(issues: FsckIssue[]): string {
 
 export function registerMaintenance(c: CliContext): void {
   const { program } = c;
-  const root = () => storeHome({ store: c.globals().store, env: c.io.env });
+  // Reports, the sleep schedule and its lock: beside the embedded store, or in the Postgres
+  // store's local directory (never an embedded store's home the flags did not name).
+  const root = () => localRoot(c.globals(), c.io.env);
 
   program
     .command('sleep')

@@ -5,9 +5,12 @@
 import fs from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { MnemeError } from '../../core/errors.js';
+import { LIMITS } from '../../core/limits.js';
+import { toIso } from '../../core/time.js';
 import type { Actor } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
 import type { ReadLevel } from '../../engine/read.js';
+import { readInputFile } from '../input-file.js';
 import { openEngine } from '../open.js';
 import { registerAgentCommands } from './agent-commands.js';
 import { registerBench } from './bench.js';
@@ -59,6 +62,8 @@ const parseField = (v: string, prev: Record<string, string> = {}) => {
     });
   return { ...prev, [v.slice(0, i).trim()]: v.slice(i + 1) };
 };
+/** A date flag, checked as it is parsed so the refusal names the flag (the engine checks too). */
+const dateFlag = (flag: string) => (v: string) => (toIso(v, flag), v);
 function contentOptions(cmd: Command, requireAbstract: boolean): Command {
   return cmd
     .addOption(
@@ -68,11 +73,11 @@ function contentOptions(cmd: Command, requireAbstract: boolean): Command {
       ).makeOptionMandatory(requireAbstract),
     )
     .option('--body <text>', 'Markdown detail')
-    .option('--body-file <file>', 'read the body from a file ("-" for stdin)')
+    .option('--body-file <file>', 'read the body from a file ("-" for stdin; at most 64 KiB)')
     .option('--field <key=value>', 'a schema field, e.g. subject=billing (repeatable)', parseField)
     .option('--tag <tag>', 'a tag (repeatable)', collect)
-    .option('--valid-from <iso>', 'when the fact started to hold')
-    .option('--valid-to <iso>', 'when the fact stopped holding')
+    .option('--valid-from <iso>', 'when the fact started to hold', dateFlag('--valid-from'))
+    .option('--valid-to <iso>', 'when the fact stopped holding', dateFlag('--valid-to'))
     .option(
       '--applies-to <glob>',
       'files this applies to, e.g. src/billing/** (repeatable)',
@@ -89,14 +94,12 @@ function readBody(o: { body?: string; bodyFile?: string }): string | undefined {
   if (o.body !== undefined && o.bodyFile !== undefined)
     throw new MnemeError('invalid', 'pass --body or --body-file, not both');
   if (o.bodyFile === undefined) return o.body;
+  // Read no more than the body limit: past it the write would be refused anyway.
+  const buf = readInputFile(o.bodyFile, { cap: LIMITS.bodyBytes, what: '--body-file' });
   try {
-    const buf = fs.readFileSync(o.bodyFile === '-' ? 0 : o.bodyFile);
-    const text = new TextDecoder('utf-8', { fatal: true }).decode(buf);
-    return text;
-  } catch (e) {
-    if (e instanceof TypeError)
-      throw new MnemeError('invalid', `${o.bodyFile} is not valid UTF-8 text`);
-    throw new MnemeError('invalid', `cannot read ${o.bodyFile}: ${(e as Error).message}`);
+    return new TextDecoder('utf-8', { fatal: true }).decode(buf);
+  } catch {
+    throw new MnemeError('invalid', `${o.bodyFile} is not valid UTF-8 text`);
   }
 }
 
@@ -403,7 +406,10 @@ export function buildProgram(c: CliContext): Command {
     .description(
       'apply a bundle through the write path into this project (imported memories arrive untrusted)',
     )
-    .argument('<file>')
+    .argument(
+      '<file>',
+      `the bundle file ("-" for stdin; at most ${LIMITS.bundleBytes / 1024 / 1024} MiB)`,
+    )
     .option('--global', "also write the bundle's global entries into the global scope")
     .option(
       '--into <scope>',
@@ -411,12 +417,9 @@ export function buildProgram(c: CliContext): Command {
     )
     .action(async (file: string, o: { global?: boolean; into?: string }) => {
       const engine = await c.engine();
-      let text: string;
-      try {
-        text = fs.readFileSync(file, 'utf8');
-      } catch (e) {
-        throw new MnemeError('invalid', `cannot read ${file}: ${(e as Error).message}`);
-      }
+      const text = readInputFile(file, { cap: LIMITS.bundleBytes, what: 'the bundle' }).toString(
+        'utf8',
+      );
       const r = await engine.importBundle(
         text,
         file,
@@ -456,7 +459,9 @@ export function buildProgram(c: CliContext): Command {
           `store    ${s.location} (${s.backend})`,
           `project  ${s.project ?? '—'}  ${s.identity ?? ''}`,
           `memories ${s.activeMemories} active of ${s.memories}, ${s.revisions} revisions`,
-          `journal  #${s.journalHead.seq} ${s.journalHead.hash.slice(0, 12)}`,
+          ...(s.journalHead
+            ? [`journal  #${s.journalHead.seq} ${s.journalHead.hash.slice(0, 12)}`]
+            : []),
           `vectors  ${vectorLine(s.vector)}`,
           ...Object.entries(s.byType).map(([k, v]) => `  ${k}: ${v}`),
         ].join('\n'),

@@ -4,7 +4,7 @@
 // failure or a timeout becomes a line in the hook log.
 import fs from 'node:fs';
 import { isHost, type Host } from '../../core/transcript.js';
-import { storeHome } from '../open.js';
+import { localRoot, type StoreFlags } from '../open.js';
 import { appendHookLog } from './hook-log.js';
 import { HOOK_EVENTS, type HookEvent } from './payload.js';
 
@@ -27,7 +27,9 @@ function readStdin(): Promise<string> {
       const n = fs.readSync(0, buf, 0, buf.length, null);
       if (n === 0) return Promise.resolve(Buffer.concat(chunks).toString('utf8'));
       size += n;
-      if (size <= STDIN_CAP) chunks.push(Buffer.from(buf.subarray(0, n)));
+      // Past the cap the payload is refused anyway: stop reading (stdin may never end).
+      if (size > STDIN_CAP) return Promise.resolve('');
+      chunks.push(Buffer.from(buf.subarray(0, n)));
     }
   } catch {
     return readStream(chunks, size);
@@ -40,25 +42,35 @@ function readStream(chunks: Buffer[], size: number): Promise<string> {
     process.stdin.on('data', (d: Buffer) => {
       size += d.length;
       if (size <= STDIN_CAP) chunks.push(d);
+      else {
+        process.stdin.destroy();
+        resolve('');
+      }
     });
     process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     process.stdin.on('error', () => resolve(Buffer.concat(chunks).toString('utf8')));
   });
 }
 
-export interface HookCommand {
+export interface HookCommand extends StoreFlags {
   event: string;
   /** --host as given (default claude-code; an unknown host answers in the generic dialect). */
   host?: string;
-  /** --store, if given. */
-  store?: string;
   env: NodeJS.ProcessEnv;
   cwd: string;
   stdout: (s: string) => void;
 }
 
 export async function hookCommand(a: HookCommand): Promise<void> {
-  const root = storeHome({ store: a.store, env: a.env });
+  const flags: StoreFlags = { store: a.store, db: a.db, tenant: a.tenant };
+  let root: string;
+  try {
+    root = localRoot(flags, a.env);
+  } catch (e) {
+    // Store flags that name no store (--db without a tenant): nowhere to log; say so and leave.
+    process.stderr.write(`mneme hook: ${(e as Error).message}\n`);
+    return;
+  }
   const given = a.host ?? DEFAULT_HOOK_HOST;
   const host: Host = isHost(given) ? given : 'generic';
   if (!(HOOK_EVENTS as readonly string[]).includes(a.event)) {
@@ -98,7 +110,7 @@ export async function hookCommand(a: HookCommand): Promise<void> {
       host,
       stdin,
       env: a.env,
-      store: a.store,
+      ...flags,
       cwd: a.cwd,
     });
     if (stdout) a.stdout(stdout);

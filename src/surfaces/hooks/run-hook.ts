@@ -11,7 +11,8 @@ import type { Engine } from '../../engine/engine.js';
 import { fileBlock, sessionStartBlock, type InjectOptions } from '../../engine/inject.js';
 import { SessionFiles } from '../../store/files/session-files.js';
 import type { SessionRef } from '../../store/sessions.js';
-import { openEngine, storeHome } from '../open.js';
+import { readInputFile } from '../input-file.js';
+import { childStore, localRoot, openEngine, type StoreFlags } from '../open.js';
 import { bindProject, findRepoRoot } from '../project.js';
 import { appendHookLog, type HookRecord } from './hook-log.js';
 import { hookOutput } from './output.js';
@@ -19,13 +20,11 @@ import { parsePayload, type HookEvent, type HookPayload } from './payload.js';
 import { isDue } from '../sleep-schedule.js';
 import { archiveIncrement, checkTranscript } from './transcript-increment.js';
 
-export interface HookRun {
+export interface HookRun extends StoreFlags {
   event: HookEvent;
   host: Host;
   stdin: string;
   env: NodeJS.ProcessEnv;
-  /** --store, if given. */
-  store?: string;
   /** The process cwd, used when the payload names none. */
   cwd: string;
 }
@@ -35,6 +34,9 @@ interface InjectedState {
   cited: string[];
   ignored: string[];
 }
+
+/** The largest source file a pre-edit block hashes (as the engine's own source reads). */
+const SOURCE_FILE_BYTES = 8 * 1024 * 1024;
 
 const num = (v: string | undefined, fallback: number) => {
   const n = Number(v);
@@ -52,7 +54,7 @@ function usableDir(p: string | null): string | null {
 
 export async function runHook(r: HookRun): Promise<{ stdout: string; record: HookRecord }> {
   const started = process.hrtime.bigint();
-  const root = storeHome({ store: r.store, env: r.env });
+  const root = localRoot(r, r.env);
   const rec: HookRecord = {
     at: new Date().toISOString(),
     event: r.event,
@@ -82,7 +84,9 @@ export async function runHook(r: HookRun): Promise<{ stdout: string; record: Hoo
         projectRoot,
         readFile: (abs) => {
           try {
-            return fs.readFileSync(abs);
+            // A regular file of bounded size: a FIFO or device at a bound path must not hang
+            // or flood the hook.
+            return readInputFile(abs, { cap: SOURCE_FILE_BYTES, what: 'the source file' });
           } catch {
             return null;
           }
@@ -121,7 +125,15 @@ async function openIndexed(
   rec: HookRecord,
 ): Promise<Engine | null> {
   try {
-    const opts = { store: r.store, env: r.env, binding, cwd, surface: 'agent' as const };
+    const opts = {
+      store: r.store,
+      db: r.db,
+      tenant: r.tenant,
+      env: r.env,
+      binding,
+      cwd,
+      surface: 'agent' as const,
+    };
     return await openEngine({ ...opts, deferRebuild: true });
   } catch (e) {
     if (!(e instanceof MnemeError) || e.details?.rebuild !== 'needed') throw e;
@@ -130,7 +142,8 @@ async function openIndexed(
     const running = lockHolder(flight);
     let pid = running;
     if (running === null) {
-      pid = spawnDistiller([...(r.store ? ['--store', r.store] : []), 'rebuild'], cwd, r.env);
+      const child = childStore(r, r.env);
+      pid = spawnDistiller([...child.args, 'rebuild'], cwd, child.env);
       if (pid !== null) fs.writeFileSync(flight.lock, String(pid));
     }
     rec.outcome = 'rebuilding';
@@ -201,9 +214,10 @@ async function sessionStart(c: Ctx): Promise<string> {
   // Sleep runs without a cron: when due, a detached `mneme sleep --if-due` does the pass.
   let sleep: Record<string, string> = {};
   if (c.r.env.MNEME_SLEEP_AUTO !== '0' && isDue(c.root, new Date(), c.r.env)) {
-    const args = ['sleep', '--if-due', ...(c.r.store ? ['--store', c.r.store] : [])];
+    const child = childStore(c.r, c.r.env);
+    const args = [...child.args, 'sleep', '--if-due'];
     const { spawnDistiller } = await import('./single-flight.js'); // child_process: only when due
-    sleep = { sleep: spawnDistiller(args, c.cwd, c.r.env) !== null ? 'started' : 'failed' };
+    sleep = { sleep: spawnDistiller(args, c.cwd, child.env) !== null ? 'started' : 'failed' };
   }
   const res = await sessionStartBlock(c.engine.ctx, {
     ...c.inject,
@@ -322,8 +336,9 @@ async function archiveAndDistill(c: Ctx): Promise<void> {
       markPending(flight, handoff);
       detail.distiller = 'coalesced: one is running; marked pending';
     } else {
+      const child = childStore(c.r, c.r.env);
       const args = [
-        ...(c.r.store ? ['--store', c.r.store] : []),
+        ...child.args,
         'distill',
         '--session',
         c.ref.session,
@@ -332,7 +347,7 @@ async function archiveAndDistill(c: Ctx): Promise<void> {
         '--single-flight',
         ...(handoff ? ['--handoff'] : []),
       ];
-      const pid = spawnDistiller(args, c.cwd, c.r.env);
+      const pid = spawnDistiller(args, c.cwd, child.env);
       detail.distiller = pid ? `started pid ${pid}` : 'could not start';
     }
   }

@@ -117,7 +117,8 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
       ok: true,
       version: opts.version ?? null,
       backend: s.backend,
-      journal: s.journalHead,
+      // The journal head counts every project's writes: shown to the local person only.
+      journal: s.journalHead ?? null,
     });
   });
 

@@ -2,10 +2,13 @@
 // needs a bearer token on every request, resolved by a pluggable function (a token file here, a
 // tenants table in Postgres). A token-bearing caller is an agent and reads only its projects.
 import { timingSafeEqual, createHash } from 'node:crypto';
-import fs from 'node:fs';
 import { MnemeError } from '../../core/errors.js';
 import { SCOPE_PATTERN } from '../../core/scope.js';
 import type { Actor } from '../../core/types.js';
+import { readInputFile } from '../input-file.js';
+
+/** A token file holds a line per token: a megabyte is thousands of them. */
+const TOKEN_FILE_BYTES = 1024 * 1024;
 
 /** What a token grants: a tenant (null for the embedded store) and the projects it may read. */
 export interface Principal {
@@ -43,12 +46,9 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
  * project. Blank lines and `#` comments are skipped. Tokens are compared in constant time.
  */
 export function tokenFileResolver(file: string): TokenResolver {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new MnemeError('invalid', `cannot read the token file ${file}: ${(e as Error).message}`);
-  }
+  const text = readInputFile(file, { cap: TOKEN_FILE_BYTES, what: 'the token file' }).toString(
+    'utf8',
+  );
   const entries: { hash: Buffer; principal: Principal }[] = [];
   for (const [i, raw] of text.split('\n').entries()) {
     const line = raw.trim();

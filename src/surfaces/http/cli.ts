@@ -5,6 +5,7 @@
 import { MnemeError } from '../../core/errors.js';
 import { agentSessionMarker } from '../agent-env.js';
 import type { CliContext } from '../cli/run.js';
+import { storeTarget } from '../open.js';
 import type { DbServeOptions, RunningServer, ServeOptions } from './server.js';
 
 const DEFAULT_PORT = 7411;
@@ -100,6 +101,12 @@ export function registerServe(c: CliContext): void {
             hint: 'the dashboard is for a person: run `mneme ui` yourself in a terminal outside the agent',
           },
         );
+      // The dashboard serves the embedded store: with --db it would show a store the flags did
+      // not name, so it refuses (as `serve --db` has no dashboard).
+      if (storeTarget(c.globals(), io.env).kind === 'postgres')
+        throw new MnemeError('invalid', 'the dashboard runs on the embedded store, not with --db', {
+          hint: 'run `mneme ui` without --db (or $MNEME_DATABASE_URL) for a local store',
+        });
       const server = await startServer({
         store: c.globals().store,
         cwd: io.cwd,

@@ -98,7 +98,7 @@ const paths: Record<string, Record<string, Operation>> = {
   '/api/health': {
     get: {
       operationId: 'health',
-      summary: 'Liveness, version, store backend and journal head',
+      summary: 'Liveness, version, store backend and (local caller only) journal head',
       responses: { '200': json(S('object'), 'The server is up') },
     },
   },

@@ -1,13 +1,13 @@
 // `mneme mcp`: the MCP server over stdio. The project is bound once, from the directory the
 // client started us in; stdout belongs to the protocol, so diagnostics go to stderr only.
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { FileStore } from '../../store/files/file-store.js';
 import { SessionFiles } from '../../store/files/session-files.js';
-import { openEngine } from '../open.js';
+import { localRoot, openEngine, type StoreFlags } from '../open.js';
 import { createMcpServer } from './server.js';
 
-export interface StdioOptions {
-  store?: string;
+export interface StdioOptions extends StoreFlags {
+  /** The vector arm's embedder (--embedder). */
+  embedder?: string;
   cwd: string;
   env: NodeJS.ProcessEnv;
   stderr: (s: string) => void;
@@ -15,11 +15,18 @@ export interface StdioOptions {
 
 /** Serves until the client closes stdin; resolves when the server has shut down. */
 export async function serveStdio(o: StdioOptions): Promise<void> {
-  const engine = await openEngine({ store: o.store, cwd: o.cwd, env: o.env, surface: 'agent' });
-  const store = engine.ctx.store;
+  const flags = { store: o.store, db: o.db, tenant: o.tenant };
+  const engine = await openEngine({
+    ...flags,
+    embedder: o.embedder,
+    cwd: o.cwd,
+    env: o.env,
+    surface: 'agent',
+  });
   const server = createMcpServer(engine, {
     session: o.env.MNEME_SESSION || undefined,
-    sessions: store instanceof FileStore ? new SessionFiles(store.layout.root) : null,
+    // The session archive the hooks keep for this same store (trace resolves provenance in it).
+    sessions: new SessionFiles(localRoot(flags, o.env)),
     onInternalError: (e) => o.stderr(`mneme mcp: internal error: ${(e as Error).stack ?? e}\n`),
   });
   const transport = new StdioServerTransport();

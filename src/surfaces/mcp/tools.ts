@@ -212,7 +212,7 @@ export function buildTools(engine: Engine, sessions: SessionStore | null = null)
     ),
     define(
       'status',
-      'Which project this server is bound to and what the store holds.',
+      'Which project this server is bound to and what it and the global scope hold.',
       z.object({}).strict(),
       true,
       async () => {
@@ -225,7 +225,6 @@ export function buildTools(engine: Engine, sessions: SessionStore | null = null)
           activeMemories: s.activeMemories,
           revisions: s.revisions,
           byType: s.byType,
-          journalHead: s.journalHead,
           backend: s.backend,
         };
       },

@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { INDEX_BUSY_TIMEOUT_MS } from '../../store/files/sqlite.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Engine } from '../../engine/engine.js';
@@ -83,7 +84,7 @@ async function storeChecks(d: DoctorDeps): Promise<Check[]> {
           fix: 'run `mneme journal verify` for details; restore the journal files from a backup',
         },
   );
-  const head = s.journalHead.seq;
+  const head = v.head.seq;
   if (indexSeq === null)
     out.push({ check: 'index', status: 'ok', detail: 'no index yet; it was built on open' });
   else if (indexSeq === head)
@@ -102,7 +103,11 @@ async function storeChecks(d: DoctorDeps): Promise<Check[]> {
 function peekIndexSeq(file: string): number | null {
   if (!fs.existsSync(file)) return null;
   try {
-    const db = new Database(file, { readonly: true, fileMustExist: true });
+    const db = new Database(file, {
+      readonly: true,
+      fileMustExist: true,
+      timeout: INDEX_BUSY_TIMEOUT_MS,
+    });
     try {
       const row = db.prepare("SELECT v FROM meta WHERE k = 'journal_seq'").get() as
         { v: string } | undefined;

@@ -91,6 +91,34 @@ data an agent, a bundle or a model can supply.
 
 ### An agent in a session (CLI with an agent marker, MCP, hooks)
 
+- It is recognised by any non-empty \`CLAUDECODE\`, \`CLAUDE_CODE*\` or \`CODEX_*\` variable, or
+  \`MNEME_AGENT\` other than empty or \`0\`: \`review\`, \`confirm\`, \`journal repair\` and \`ui\`
+  refuse, and its CLI writes are journaled as the agent's. A same-user process that clears its
+  environment is not detected; the review passphrase is the defence there. (\`adversary-holes:
+  agent sessions are recognised by any host variable of the family\`)
+- It cannot change a memory a person confirmed: its correct or supersede is held as a conflict
+  proposal, its retract or forget is refused, and no tombstone is armed in its name; a person at a
+  terminal still can. (\`an agent may propose a change to a confirmed value, never apply it\`)
+- It learns nothing about another project: \`recall --explain\` traces only memories it can
+  read, and \`status\` counts only its project and global (MCP \`status\` has no journal head;
+  HTTP health gives a token holder none). (\`a binding never learns anything about another
+  project's memories\`)
+- No input file can exhaust memory or hang a command: body files (64 KiB), bundles (256 MiB),
+  token files (1 MiB) and stdin are read with a cap; FIFOs and devices are refused. (\`input files
+  are read with a cap, and never a FIFO or a device\`)
+- A date that does not exist is refused on every surface (CLI, MCP, HTTP), never rolled over.
+  (\`a date that does not exist is refused on every surface, never rolled over\`)
+- The store flags cannot be bypassed by a command: with \`--db\`/\`--tenant\`, hooks, sleep, the
+  distiller, the MCP server and recall all work on that tenant and write nothing to an embedded
+  store the flags did not name. (\`adversary-pg-flags: --db/--tenant reach every command\`)
+
+### Any writer, under contention
+
+- A write that reached its journal line is reported as done even when the index is busy or
+  locked by another process; the index catches up from the journal on the next open, write or
+  read, so a retrying client has no reason to write twice. (\`reliability-concurrency\`, its
+  commit-point phase: concurrent CLI writers and \`rebuild\`, and a held index)
+
 - It cannot open a proposal with steps of its own: only mneme's maintenance journals a
   \`propose\` op, and not even maintenance can store a human-only step. (\`who may open a
   proposal: an agent cannot open one with steps of its own; maintenance can\`)

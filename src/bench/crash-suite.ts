@@ -160,8 +160,18 @@ async function main(): Promise<void> {
       seed: { type: 'string', default: '20261130' },
       'fuzz-runs': { type: 'string', default: '3000' },
       doc: { type: 'string', default: 'docs/reliability.md' },
+      /** Re-render the doc from the result file without running the suite again. */
+      'render-only': { type: 'boolean', default: false },
     },
   });
+  if (values['render-only']) {
+    const saved = JSON.parse(
+      fs.readFileSync(path.resolve(ROOT, values.out!), 'utf8'),
+    ) as ReliabilityResult;
+    fs.writeFileSync(path.resolve(ROOT, values.doc!), renderDoc(saved));
+    process.stdout.write(`rendered ${values.doc} from ${values.out}\n`);
+    return;
+  }
   const started = Date.now();
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-reliability-'));
   const points = generatePoints(Number(values.points), Number(values.seed));

@@ -44,7 +44,7 @@ describe('HTTP API (loopback, local user)', () => {
     assert.equal(m.abstract, 'Use Postgres for billing');
     assert.equal(m.scope, 'global');
     const [entry] = await f.store.journal({ id: b.id });
-    assert.deepEqual(entry!.actor, { kind: 'human', surface: 'http' });
+    assert.deepEqual(entry!.actor, { kind: 'agent', surface: 'http-local' });
   });
 
   it('maps domain errors to statuses with the CLI’s error body', async () => {
@@ -245,10 +245,10 @@ describe('HTTP API (loopback, local user)', () => {
   it('lists proposals, the journal with its chain status, tombstones and reports', async () => {
     fs.mkdirSync(path.join(f.dir, 'reports'), { recursive: true });
     fs.writeFileSync(path.join(f.dir, 'reports', 'fsck-2026-03-01.md'), '# fsck\nno issues\n');
-    const j = await body(await f.app.request('/api/journal?actor=human&limit=5'));
+    const j = await body(await f.app.request('/api/journal?actor=agent&limit=5'));
     assert.equal(j.chain.ok, true);
     assert.ok(j.entries.length > 0 && j.entries.length <= 5);
-    assert.ok(j.entries.every((e: { actor: { kind: string } }) => e.actor.kind === 'human'));
+    assert.ok(j.entries.every((e: { actor: { kind: string } }) => e.actor.kind === 'agent'));
     assert.ok((await body(await f.app.request('/api/tombstones'))).tombstones.length >= 1);
     assert.deepEqual((await body(await f.app.request('/api/proposals'))).proposals, []);
     const reports = await body(await f.app.request('/api/reports'));

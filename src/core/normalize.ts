@@ -51,9 +51,50 @@ function asciiDigits(text: string): string {
   });
 }
 
+const NAMED_ENTITIES: Readonly<Record<string, string>> = {
+  nbsp: ' ',
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  apos: "'",
+  shy: '',
+  zwsp: '',
+};
+
+/**
+ * Text a model reads as the same characters: HTML character references (&#66;, &#x42;, &nbsp;)
+ * and percent-encoded bytes (%20, %C3%A9) decoded, twice over for a doubly encoded value.
+ * Malformed sequences stay as written.
+ */
+function decodeEscapes(text: string): string {
+  let t = text;
+  for (let round = 0; round < 2; round++) {
+    const before = t;
+    t = t
+      .replace(/&#(?:x([0-9a-f]{1,6})|([0-9]{1,7}));?/gi, (m, hex?: string, dec?: string) => {
+        const cp = hex !== undefined ? parseInt(hex, 16) : Number(dec);
+        return cp > 0 && cp <= 0x10ffff ? String.fromCodePoint(cp) : m;
+      })
+      .replace(/&([a-z]+);/gi, (m, name: string) => NAMED_ENTITIES[name.toLowerCase()] ?? m)
+      .replace(/(?:%[0-9a-f]{2})+/gi, (m) => {
+        try {
+          return decodeURIComponent(m);
+        } catch {
+          return m;
+        }
+      });
+    if (t === before) break;
+  }
+  return t;
+}
+
 /** normalizeValue before punctuation is folded (leetspeak matching needs `@`, `$`, `!`, `|`). */
 function canonical(text: string): string {
-  let t = stripInvisible(text).normalize('NFKD').replace(DIACRITICS, '').normalize('NFKC');
+  let t = stripInvisible(decodeEscapes(text))
+    .normalize('NFKD')
+    .replace(DIACRITICS, '')
+    .normalize('NFKC');
   t = confusableSkeleton(t);
   // Folding can produce new decomposable or look-alike forms (İ → i̇, Cherokee capitals).
   t = caseFold(t).normalize('NFKD').replace(DIACRITICS, '').normalize('NFKC');

@@ -4,6 +4,7 @@
 // the store lock. Refusals are journaled too, and a refused value leaves no memory behind.
 import { MnemeError, invalid } from '../core/errors.js';
 import { isMemoryId } from '../core/ids.js';
+import { GLOBAL_SCOPE } from '../core/scope.js';
 import type { JournalBody } from '../core/journal.js';
 import { journalBody, requestHash } from './journal-body.js';
 import { normalizeValue } from '../core/normalize.js';
@@ -86,6 +87,15 @@ function parseOp(raw: unknown): Op | MnemeError {
   );
 }
 
+function refusedScope(ctx: EngineContext, op: Op | MnemeError): string {
+  const own = ctx.binding.project ?? GLOBAL_SCOPE;
+  if (op instanceof MnemeError) return own;
+  if (op.op === 'remember') return op.global ? GLOBAL_SCOPE : own;
+  if ('scope' in op && typeof op.scope === 'string') return op.scope;
+  if (op.op === 'import') return op.revision.scope;
+  return own;
+}
+
 async function journalRefusal(
   ctx: EngineContext,
   op: Op | MnemeError,
@@ -107,6 +117,8 @@ async function journalRefusal(
     data: {
       refused: op instanceof MnemeError ? 'unknown' : op.op,
       code: err.code,
+      // The scope the refused write was for: `mneme log` shows it only to readers of that scope.
+      scope: target && lineage ? lineage[0]!.scope : refusedScope(ctx, op),
       ...(err.details ?? {}),
     },
   };

@@ -376,7 +376,7 @@ export async function buildLink(
     links: [...cur.links, { rel: op.rel, target: op.target }],
     recorded_at: now,
     actor,
-    provenance: op.provenance ?? [],
+    provenance: op.provenance ?? cur.provenance,
     reason: reasonOf(op.reason),
   };
   return { candidate, before: cur };

@@ -11,6 +11,11 @@ export interface Binding {
   project: string | null;
   /** Human-readable identity of the project (remote or path), for status output. */
   identity: string | null;
+  /**
+   * Projects this reader acts for without reading them (an API token bound to projects reading
+   * global alone): their tombstones still withhold what they rejected. Never widens a read.
+   */
+  guards?: readonly string[];
 }
 
 /**

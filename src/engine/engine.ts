@@ -41,7 +41,15 @@ export class Engine {
   async log(q: JournalQuery = {}) {
     const scopes = new Set(this.scopes);
     const entries = await this.ctx.store.journal({ ...q, limit: undefined });
-    const visible = entries.filter((e) => e.target === null || scopes.has(e.target.scope));
+    // An entry without a target shows only where its scope can be read; only the store's own
+    // records (the passphrase, a journal repair) belong to every reader.
+    const visible = entries.filter((e) => {
+      if (e.target) return scopes.has(e.target.scope);
+      const d = (e.data ?? {}) as { scope?: unknown; scopes?: unknown };
+      if (typeof d.scope === 'string') return scopes.has(d.scope);
+      if (Array.isArray(d.scopes)) return d.scopes.every((s) => scopes.has(String(s)));
+      return e.op === 'set_passphrase' || e.op === 'journal_repair';
+    });
     return q.limit !== undefined ? visible.slice(0, q.limit) : visible;
   }
   verifyJournal() {
@@ -130,6 +138,11 @@ export class Engine {
   ) {
     const { importBundle } = await import('./bundle.js');
     return importBundle(this.ctx, text, name, actor, opts);
+  }
+  /** A check for values rejected in another scope this binding reads (withheld on every read). */
+  async rejectedHere() {
+    const { rejectedHere } = await import('./rejected-here.js');
+    return rejectedHere(this.ctx);
   }
   /** What accepting and rejecting a pending proposal would each do, in plain words, now. */
   async reviewPlan(id: string) {

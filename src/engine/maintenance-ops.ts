@@ -74,6 +74,7 @@ export async function journalOnly(
       : {
           issue: op.issue,
           fix: op.fix,
+          scopes,
           ...(op.memory ? { memory: op.memory } : {}),
           ...(op.result ? { result: op.result } : {}),
         };

@@ -40,6 +40,28 @@ async function current(ctx: EngineContext, id: string): Promise<RevisionView | n
 const confirmedNote = (cur: RevisionView) =>
   cur.trust === 'confirmed' ? ' — overriding a value a person confirmed' : '';
 
+/** What else a revise step changes besides the abstract: body, fields, tags, validity, links. */
+function alsoChanges(cur: RevisionView, s: Extract<PlanStep, { op: 'supersede' | 'correct' }>) {
+  const parts: string[] = [];
+  if (s.body !== undefined && s.body !== cur.body)
+    parts.push(
+      s.body === '' ? 'empties its body' : `sets its body to ${q(s.body.replace(/\s+/g, ' '))}`,
+    );
+  for (const [k, v] of Object.entries(s.fields ?? {}))
+    if (cur.fields[k] !== v) parts.push(`sets field ${k} to ${q(v)}`);
+  if (s.tags !== undefined && s.tags.join(',') !== cur.tags.join(','))
+    parts.push(`sets its tags to ${q(s.tags.join(', '))}`);
+  if (s.valid_from !== undefined) parts.push(`makes it valid from ${s.valid_from}`);
+  if (s.valid_to !== undefined) parts.push(`makes it valid to ${s.valid_to ?? 'open-ended'}`);
+  if (s.applies_to !== undefined) parts.push(`makes it apply to ${q(s.applies_to.join(', '))}`);
+  if (s.links !== undefined && s.links.length > 0)
+    parts.push(
+      `adds ${s.links.length} link(s): ${s.links.map((l) => `${l.rel} ${l.target}`).join(', ')}`,
+    );
+  if (s.source !== undefined) parts.push(`binds it to ${s.source}`);
+  return parts.length ? `, and ${parts.join(', ')}` : '';
+}
+
 /** Plain words for one ordinary step, against the target's state now. */
 async function describeStep(ctx: EngineContext, p: Proposal, s: PlanStep): Promise<string> {
   if (s.op === 'remember') {
@@ -52,9 +74,9 @@ async function describeStep(ctx: EngineContext, p: Proposal, s: PlanStep): Promi
     return `${s.op}s ${s.id}, which is already ${cur.state} (the step will fail)`;
   switch (s.op) {
     case 'supersede':
-      return `replaces ${s.id} ${q(cur.abstract)} with ${q(s.abstract ?? cur.abstract)} (the old value stays in history)${confirmedNote(cur)}`;
+      return `replaces ${s.id} ${q(cur.abstract)} with ${q(s.abstract ?? cur.abstract)}${alsoChanges(cur, s)} (the old value stays in history)${confirmedNote(cur)}`;
     case 'correct':
-      return `marks ${s.id}'s value ${q(cur.abstract)} as wrong, replaces it with ${q(s.abstract ?? cur.abstract)}, and arms a tombstone so the old value cannot be written again${confirmedNote(cur)}`;
+      return `marks ${s.id}'s value ${q(cur.abstract)} as wrong, replaces it with ${q(s.abstract ?? cur.abstract)}${alsoChanges(cur, s)}, and arms a tombstone so the old value cannot be written again${confirmedNote(cur)}`;
     case 'retract':
       return `withdraws ${s.id} ${q(cur.abstract)}${s.reject ? ' and arms a tombstone so its value cannot be written again' : ''}${confirmedNote(cur)}`;
     case 'link':

@@ -29,17 +29,26 @@ export async function loadLineage(ctx: EngineContext, id: string): Promise<Revis
   return lineage;
 }
 
-export async function read(ctx: EngineContext, id: string, level: ReadLevel = 'full') {
-  const lineage = await loadLineage(ctx, id);
-  // A retraction revision repeats the withdrawn value; show it with its state.
+/**
+ * A memory whose value was rejected in another scope this binding reads is served nowhere here:
+ * not by read (any surface), and not by history or trace to an agent.
+ */
+export async function refuseRejectedHere(ctx: EngineContext, lineage: RevisionView[]) {
   const v = lineage[lineage.length - 1]!;
   if (v.status === 'active' && (await rejectedHere(ctx))(v)) {
     throw new MnemeError(
       'not_found',
-      `${id} is withheld here: its value was rejected in ${v.scope === 'global' ? 'this project' : 'the global scope'}`,
-      { hint: 'its history stays readable with `mneme history`; a person can lift the tombstone' },
+      `${v.id} is withheld here: its value was rejected in ${v.scope === 'global' ? 'this project' : 'the global scope'}`,
+      { hint: 'a person can see its history; only a person can lift the tombstone' },
     );
   }
+}
+
+export async function read(ctx: EngineContext, id: string, level: ReadLevel = 'full') {
+  const lineage = await loadLineage(ctx, id);
+  // A retraction revision repeats the withdrawn value; show it with its state.
+  const v = lineage[lineage.length - 1]!;
+  await refuseRejectedHere(ctx, lineage);
   const base = {
     id: v.id,
     rev: v.rev,
@@ -91,6 +100,7 @@ function outline(body: string): string {
 
 export async function history(ctx: EngineContext, id: string) {
   const lineage = await loadLineage(ctx, id);
+  if (ctx.surface === 'agent') await refuseRejectedHere(ctx, lineage);
   return {
     id,
     revisions: lineage.map((v) => ({

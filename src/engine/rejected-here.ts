@@ -25,7 +25,7 @@ export function guardingScopes(ctx: EngineContext, scope: string): string[] {
 
 /** A check for "matches a tombstone of another scope this binding reads", loaded once per call. */
 export async function rejectedHere(ctx: EngineContext): Promise<RejectedHere> {
-  const scopes = readableScopes(ctx.binding);
+  const scopes = [...readableScopes(ctx.binding), ...(ctx.binding.guards ?? [])];
   if (scopes.length < 2) return NONE;
   const tombstones = await ctx.store.tombstones(scopes);
   if (tombstones.length === 0) return NONE;

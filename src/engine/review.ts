@@ -221,7 +221,7 @@ async function checkImportedConflict(
   op: ProposeOp,
   actor: Actor,
   now: string,
-): Promise<void> {
+): Promise<string> {
   const step = op.accept[0];
   const target = op.targets[0];
   if (
@@ -253,6 +253,8 @@ async function checkImportedConflict(
     throw new MnemeError('refused', 'the imported proposed value fails screening', {
       hint: 'it was not opened for review',
     });
+  // The whole change, body and fields included, for the person who decides.
+  return textDiff(show(cur), show(candidate));
 }
 
 export async function applyPropose(
@@ -262,7 +264,8 @@ export async function applyPropose(
   now: string,
   req: string,
 ): Promise<ApplyResult> {
-  if (actor.kind === 'import') await checkImportedConflict(ctx, op, actor, now);
+  let diff = op.diff ?? '';
+  if (actor.kind === 'import') diff = await checkImportedConflict(ctx, op, actor, now);
   else checkMaintenanceActor(op.op, actor);
   if (DERIVED_KINDS.has(op.kind))
     throw new MnemeError(
@@ -283,7 +286,7 @@ export async function applyPropose(
     op.accept,
     op.reject ?? [],
     op.evidence ?? [],
-    op.diff ?? '',
+    diff,
     actor,
     now,
   );
@@ -292,6 +295,7 @@ export async function applyPropose(
       proposal: p.id,
       kind: p.kind,
       targets: p.targets,
+      scope: p.scope,
     }),
     revision: null,
     proposal: p,
@@ -353,6 +357,7 @@ export async function applyDecide(
     body: journalBody(op, actor, now, req, 'decide', null, null, null, {
       proposal: p.id,
       kind: p.kind,
+      scope: p.scope,
       decision: op.decision,
       effects: plan.effects,
       applied: results.map((r) => ({ op: r.op, id: r.id, rev: r.rev })),

@@ -329,7 +329,7 @@ export async function sleep(ctx: EngineContext, opts: SleepOptions = {}): Promis
   }
   steps.push(...ops.map((o) => o.step));
   if (!dry && weights.length > 0) {
-    await applyEach(
+    const [pass] = await applyEach(
       ctx,
       [
         {
@@ -346,6 +346,8 @@ export async function sleep(ctx: EngineContext, opts: SleepOptions = {}): Promis
       ],
       SLEEP_ACTOR,
     );
+    // The weights live only in the journaled pass: a refused pass changed nothing.
+    if (pass && !pass.ok) throw pass.error;
     changed = true;
   }
   return {

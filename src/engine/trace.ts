@@ -4,7 +4,7 @@
 import { messageOf, isHost, type Host } from '../core/transcript.js';
 import type { SessionStore } from '../store/sessions.js';
 import type { EngineContext } from './context.js';
-import { loadLineage } from './read.js';
+import { loadLineage, refuseRejectedHere } from './read.js';
 
 export interface ResolvedPointer {
   pointer: string;
@@ -68,6 +68,7 @@ export function resolvePointer(p: string, sessions: SessionStore | null): Resolv
 
 export async function trace(ctx: EngineContext, id: string, sessions: SessionStore | null) {
   const lineage = await loadLineage(ctx, id);
+  if (ctx.surface === 'agent') await refuseRejectedHere(ctx, lineage);
   const journal = await ctx.store.journal({ id });
   return {
     id,

@@ -85,6 +85,9 @@ data an agent, a bundle or a model can supply.
 - A different value is stored: another number in any script (\`every ٣٠ days\`), version, region,
   name or an added negation; a number standing alone is never read as a letter, and two numbers
   are never merged. (same tests, their controls)
+- HTML character references (\`&#66;\`, \`&nbsp;\`) and percent-encoding (\`%20\`, doubly
+  encoded \`%2520\`) are decoded before matching. (\`adversary-audit: encoded respellings of a
+  rejected value are refused; another value is stored\`)
 - Not caught, by design or not yet: a full paraphrase in other words, a bare mention of a short
   value inside a longer sentence, the value right after a negation in the same clause, numbers
   written out as words ("ninety"). \`fsck\` re-checks abstracts only.
@@ -111,6 +114,21 @@ data an agent, a bundle or a model can supply.
 - The store flags cannot be bypassed by a command: with \`--db\`/\`--tenant\`, hooks, sleep, the
   distiller, the MCP server and recall all work on that tenant and write nothing to an embedded
   store the flags did not name. (\`adversary-pg-flags: --db/--tenant reach every command\`)
+
+### A program calling the HTTP API
+
+- Its writes are a program's, never a person's: with a token they are recorded as \`agent/http\`,
+  without one (any local process, an agent with a shell included) as \`agent/http-local\`, so it
+  cannot overturn a confirmed value; it can still write. The dashboard, behind its login ticket,
+  is the human surface. (\`adversary-audit: a tokenless local API call cannot overturn a
+  confirmed value; it can still write\`)
+- A token bound to one project reads global through that project, so a value rejected there is
+  withheld from browse, recall, read and history whether or not the request names the project; a
+  token bound to several must name one. (\`adversary-audit: browse, recall, read and history:
+  withheld for A (with or without project=), served for B\`)
+- \`mneme log\` and \`/api/journal\` show an entry without a target (a refusal, a proposal, a
+  decision) only to readers of its scope, and the chain's store-wide counts only to the local
+  caller. (adversary-audit: "\`mneme log\` shows a refusal only to readers of its scope")
 
 ### Any writer, under contention
 

@@ -270,7 +270,9 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
       limit: intParam(q.limit, 'limit', 1000) ?? 100,
       reverse: true,
     });
-    return c.json({ entries, chain: await engine.verifyJournal() });
+    // The chain's counts are store-wide (every project's writes): the local caller only.
+    const local = c.get('caller').kind === 'local';
+    return c.json({ entries, chain: local ? await engine.verifyJournal() : null });
   });
 
   api.get('/tombstones', async (c) => {

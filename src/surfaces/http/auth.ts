@@ -25,9 +25,15 @@ export const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']
 
 export const isLoopback = (host: string) => LOOPBACK_HOSTS.has(host.toLowerCase());
 
-/** The actor an API write is recorded as: a token holder is an agent, the local user a human. */
+/**
+ * The actor an API write is recorded as: always a program's (kind agent). Without a token the
+ * API answers any local process, an agent with a shell included, so nothing it writes counts as
+ * a person's decision (overturning a confirmed value needs the CLI or the dashboard).
+ */
 export const apiActor = (caller: Caller): Actor =>
-  caller.kind === 'token' ? { kind: 'agent', surface: 'http' } : { kind: 'human', surface: 'http' };
+  caller.kind === 'token'
+    ? { kind: 'agent', surface: 'http' }
+    : { kind: 'agent', surface: 'http-local' };
 
 export const surfaceOf = (caller: Caller): 'human' | 'agent' =>
   caller.kind === 'token' ? 'agent' : 'human';

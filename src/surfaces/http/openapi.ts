@@ -316,7 +316,7 @@ export const OPENAPI = {
     title: 'mneme HTTP API',
     version: '1',
     description:
-      'The engine’s read and write operations as JSON. Loopback by default (a request without a token is the local user, recorded as human/http); any other bind needs `Authorization: Bearer <token>` on every request (recorded as agent/http). State-changing requests from another origin are refused; there are no CORS headers. Bodies are limited to 1 MiB (413). Review decisions are not part of this API: they are made by a person in the dashboard.',
+      'The engine’s read and write operations as JSON. Loopback by default (a request without a token may come from any local process, so its writes are recorded as agent/http-local and cannot overturn a value a person confirmed); any other bind needs `Authorization: Bearer <token>` on every request (recorded as agent/http). State-changing requests from another origin are refused; there are no CORS headers. Bodies are limited to 1 MiB (413). Review decisions are not part of this API: they are made by a person in the dashboard.',
   },
   components: {
     securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },

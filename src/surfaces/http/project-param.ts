@@ -23,6 +23,13 @@ export const GLOBAL_ONLY: ProjectChoice = {
 
 export function resolveProject(param: string | undefined, caller: Caller): ProjectChoice {
   const p = param?.trim() ?? '';
+  // A token bound to projects that reads global alone still reads it on their behalf: a value
+  // rejected in any of them is withheld (the binding's guards), as it is when it names one.
+  if ((p === '' || p === 'global') && caller.kind === 'token' && caller.principal.projects !== '*')
+    return {
+      binding: { project: null, identity: null, guards: [...caller.principal.projects] },
+      root: null,
+    };
   if (p === '' || p === 'global') return GLOBAL_ONLY;
   let choice: ProjectChoice;
   if (SCOPE_PATTERN.test(p)) {

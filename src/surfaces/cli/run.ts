@@ -11,7 +11,7 @@ import type { Actor } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
 import type { ReadLevel } from '../../engine/read.js';
 import { readInputFile } from '../input-file.js';
-import { openEngine } from '../open.js';
+import { openEngine } from '../compose.js';
 import { registerAgentCommands } from './agent-commands.js';
 import { registerBench } from './bench.js';
 import { registerHostCommands } from './host-commands.js';

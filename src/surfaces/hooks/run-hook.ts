@@ -9,10 +9,11 @@ import { messageOf, safeSessionName, type Host } from '../../core/transcript.js'
 import { MnemeError } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
 import { fileBlock, sessionStartBlock, type InjectOptions } from '../../engine/inject.js';
-import { SessionFiles } from '../../store/files/session-files.js';
+import type { SessionFiles } from '../../store/files/session-files.js';
 import type { SessionRef } from '../../store/sessions.js';
 import { readInputFile } from '../input-file.js';
-import { childStore, localRoot, openEngine, type StoreFlags } from '../open.js';
+import { archiveAt, openEngine } from '../compose.js';
+import { childStore, localRoot, type StoreFlags } from '../open.js';
 import { bindProject, findRepoRoot } from '../project.js';
 import { appendHookLog, type HookRecord } from './hook-log.js';
 import { hookOutput } from './output.js';
@@ -75,7 +76,7 @@ export async function runHook(r: HookRun): Promise<{ stdout: string; record: Hoo
       const binding = bindProject(cwd);
       engine = await openIndexed(r, root, binding, cwd, rec);
       if (!engine) return { stdout: '', record: finish(rec, started, root) };
-      const sessions = new SessionFiles(root);
+      const sessions = archiveAt(root);
       const ref: SessionRef | null = payload.sessionId
         ? { host: r.host, session: safeSessionName(payload.sessionId) }
         : null;

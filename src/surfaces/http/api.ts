@@ -104,6 +104,7 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
       binding: choice.binding,
       surface: surfaceOf(caller),
       tenant: caller.kind === 'token' ? caller.principal.tenant : null,
+      root: choice.root,
     });
     return { engine, choice };
   };

@@ -13,6 +13,8 @@ export interface EngineRequest {
   surface: 'human' | 'agent';
   /** The token's tenant (Postgres); null for the embedded store and the local user. */
   tenant: string | null;
+  /** The project's repository root on this machine, when known (source re-reads). */
+  root?: string | null;
 }
 
 export interface AppOptions {

@@ -37,8 +37,13 @@ const messagePage = (title: string, text: string) =>
 export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
   const dash = new Hono<HttpEnv>();
   const sessions = new WeakMap<Context, Session>();
-  const engine = (project: string | null) =>
-    opts.engineFor({ binding: { project, identity: project }, surface: 'human', tenant: null });
+  const engine = (project: string | null, root: string | null = null) =>
+    opts.engineFor({
+      binding: { project, identity: project },
+      surface: 'human',
+      tenant: null,
+      root,
+    });
   const store = () => engine(null).ctx.store;
   const sessionOf = (c: Context<HttpEnv>) => sessions.get(c)!;
 
@@ -97,7 +102,7 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
   dash.get('/', async (c) => {
     const q = c.req.query();
     const choice = resolveProject(q.project, { kind: 'local' });
-    const e = engine(choice.binding.project);
+    const e = engine(choice.binding.project, choice.root);
     const status = await e.ctx.store.status();
     const filters = {
       type: q.type || undefined,

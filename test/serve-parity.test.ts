@@ -1,0 +1,75 @@
+// One composition root: `mneme serve` builds its engines where the CLI does, with the same
+// abilities. The same store and query give the same recall over HTTP and on the command line,
+// and a memory bound to a source file is labelled `drifted` on both once the file changes
+// (the server used to have no project files and kept saying `fresh`).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, it } from 'node:test';
+import { cli } from './helpers.js';
+import { liveServer } from './http-live.js';
+
+let s: Awaited<ReturnType<typeof liveServer>>;
+before(async () => {
+  s = await liveServer();
+});
+after(() => s.stop());
+
+interface Hit {
+  id: string;
+  freshness: string;
+}
+
+const QUERY = 'charging doubles amount shipping route';
+
+function cliRecall(): { results: Hit[] } {
+  const r = cli(['recall', ...QUERY.split(' '), '--json'], { home: s.home, cwd: s.repo });
+  assert.equal(r.code, 0, r.stderr);
+  return r.json();
+}
+
+async function httpRecall(project: string): Promise<{ results: Hit[] }> {
+  const r = await fetch(
+    `${s.url}/api/recall?q=${encodeURIComponent(QUERY)}&project=${encodeURIComponent(project)}`,
+  );
+  assert.equal(r.status, 200);
+  return (await r.json()) as { results: Hit[] };
+}
+
+const verdicts = (r: { results: Hit[] }) =>
+  Object.fromEntries(r.results.map((h) => [h.id, h.freshness]));
+
+it('HTTP and CLI recall agree, and a source-bound memory is drifted on both after its file changes', async () => {
+  fs.mkdirSync(path.join(s.repo, 'src'));
+  fs.writeFileSync(path.join(s.repo, 'src', 'pay.ts'), 'export const charge = (n) => n * 2;\n');
+  fs.writeFileSync(path.join(s.repo, 'src', 'ship.ts'), 'export const route = "north";\n');
+  const remember = (abstract: string, source: string) => {
+    const r = cli(
+      ['remember', '--type', 'fact', '--abstract', abstract, '--source', source, '--json'],
+      { home: s.home, cwd: s.repo },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    return (r.json() as { id: string }).id;
+  };
+  const pay = remember('Charging doubles the amount', 'src/pay.ts');
+  const ship = remember('Shipping route is north', 'src/ship.ts');
+
+  const project = (cliRecall() as unknown as { results: { scope: string }[] }).results[0]!.scope;
+  const before = cliRecall();
+  assert.deepEqual(verdicts(before), { [pay]: 'fresh', [ship]: 'fresh' });
+  assert.deepEqual((await httpRecall(s.repo)).results, before.results);
+
+  // The server looks first (recall journals a verdict that moved, which the other then reads).
+  fs.writeFileSync(path.join(s.repo, 'src', 'pay.ts'), 'export const charge = (n) => n * 3;\n');
+  const byPath = await httpRecall(s.repo);
+  assert.deepEqual(verdicts(byPath), { [pay]: 'drifted', [ship]: 'fresh' });
+  const cliAfter = cliRecall();
+  assert.deepEqual(verdicts(cliAfter), { [pay]: 'drifted', [ship]: 'fresh' });
+  assert.deepEqual(byPath.results, cliAfter.results);
+
+  // By project id too: the server's own project (its starting directory) has its files.
+  fs.writeFileSync(path.join(s.repo, 'src', 'ship.ts'), 'export const route = "south";\n');
+  const byId = await httpRecall(project);
+  assert.deepEqual(verdicts(byId), { [pay]: 'drifted', [ship]: 'drifted' });
+  assert.deepEqual(byId.results, cliRecall().results);
+});

@@ -9,8 +9,7 @@ import type { Embedder } from '../core/embed.js';
 import { MnemeError } from '../core/errors.js';
 import { SchemaRegistry } from '../core/schema.js';
 import type { Clock } from '../core/time.js';
-import type { Binding, SourceFiles } from '../engine/context.js';
-import { Engine } from '../engine/engine.js';
+import { createEngine, type Binding, type Engine, type SourceFiles } from '../engine/engine.js';
 import { FileStore } from '../store/files/file-store.js';
 import { SessionFiles } from '../store/files/session-files.js';
 import type { Store } from '../store/port.js';
@@ -74,7 +73,7 @@ function assemble(
   surface: 'human' | 'agent',
   files: SourceFiles | undefined,
 ): Engine {
-  return new Engine({
+  return createEngine({
     store: a.store,
     ...(files ? { files } : {}),
     ...(a.embedder ? { embedder: a.embedder } : {}),

@@ -4,7 +4,7 @@
 import { Option } from 'commander';
 import { MnemeError } from '../../core/errors.js';
 import { safeSessionName, type Host } from '../../core/transcript.js';
-import type { DistillReport } from '../../engine/distill.js';
+import type { DistillReport } from '../../engine/engine.js';
 import type { SessionFiles } from '../../store/files/session-files.js';
 import type { SessionMeta, SessionRef } from '../../store/sessions.js';
 import { appendHookLog } from '../hooks/hook-log.js';
@@ -90,7 +90,6 @@ export function registerAgentCommands(c: CliContext): void {
         const root = localRoot(c.globals(), c.io.env);
         const sessions = archiveAt(root);
         const { distillSettings, makeExecutor } = await import('../distill/executors.js');
-        const { distillSession } = await import('../../engine/distill.js');
         const settings = distillSettings(c.io.env, { executor: o.executor, command: o.command });
         const targets: SessionRef[] = o.session
           ? [{ host: o.host, session: safeSessionName(o.session) }]
@@ -114,8 +113,7 @@ export function registerAgentCommands(c: CliContext): void {
               surface: 'agent',
             });
             try {
-              const report = await distillSession(
-                engine.ctx,
+              const report = await engine.distill(
                 sessions,
                 makeExecutor(settings, c.io.env, meta?.cwd),
                 {
@@ -189,8 +187,7 @@ export function registerAgentCommands(c: CliContext): void {
     .action(async (id: string) => {
       const engine = await c.engine();
       const root = localRoot(c.globals(), c.io.env);
-      const { trace } = await import('../../engine/trace.js');
-      const t = await trace(engine.ctx, id, archiveAt(root));
+      const t = await engine.trace(id, archiveAt(root));
       c.out(t, () => {
         const out: string[] = [];
         for (const r of t.revisions) {

@@ -1,7 +1,7 @@
 // What the HTTP surface is given: a way to build an engine bound to one project over the shared
 // store (so any Store adapter works), how to resolve bearer tokens, and the optional parts
 // (dashboard sessions, the session archive for traces, the reports directory, the MCP engine).
-import type { Binding } from '../../engine/context.js';
+import type { Binding } from '../../engine/engine.js';
 import type { Engine } from '../../engine/engine.js';
 import type { SessionStore } from '../../store/sessions.js';
 import type { Caller, TokenResolver } from './auth.js';

@@ -37,7 +37,7 @@ const INSTRUCTIONS =
  * memories are never returned). Connect it to a transport with `server.connect(transport)`.
  */
 export function createMcpServer(engine: Engine, opts: McpServerOptions = {}): Server {
-  if (engine.ctx.surface !== 'agent')
+  if (engine.surface !== 'agent')
     throw new Error('createMcpServer needs an engine opened with surface "agent"');
   const server = new Server(
     { name: 'mneme', version: mnemeVersion() },

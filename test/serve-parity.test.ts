@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { cli } from './helpers.js';
 import { liveServer } from './http-live.js';
 
@@ -72,4 +74,36 @@ it('HTTP and CLI recall agree, and a source-bound memory is drifted on both afte
   const byId = await httpRecall(project);
   assert.deepEqual(verdicts(byId), { [pay]: 'drifted', [ship]: 'drifted' });
   assert.deepEqual(byId.results, cliRecall().results);
+});
+
+it('MCP over HTTP (the server’s own project) labels a changed source drifted too, as the CLI does', async () => {
+  fs.mkdirSync(path.join(s.repo, 'lib'), { recursive: true });
+  fs.writeFileSync(path.join(s.repo, 'lib', 'tax.ts'), 'export const rate = 0.2;\n');
+  const w = cli(
+    [
+      'remember',
+      '--type',
+      'fact',
+      '--abstract',
+      'Tax rate is twenty percent',
+      '--source',
+      'lib/tax.ts',
+      '--json',
+    ],
+    { home: s.home, cwd: s.repo },
+  );
+  assert.equal(w.code, 0, w.stderr);
+  const id = (w.json() as { id: string }).id;
+  fs.writeFileSync(path.join(s.repo, 'lib', 'tax.ts'), 'export const rate = 0.25;\n');
+  const client = new Client({ name: 'parity-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`)));
+  try {
+    const r = await client.callTool({ name: 'recall', arguments: { query: 'tax rate percent' } });
+    const found = JSON.parse((r.content as { text: string }[])[0]!.text) as { results: Hit[] };
+    assert.equal(verdicts(found)[id], 'drifted');
+  } finally {
+    await client.close();
+  }
+  const c = cli(['recall', 'tax', 'rate', 'percent', '--json'], { home: s.home, cwd: s.repo });
+  assert.equal(verdicts(c.json() as { results: Hit[] })[id], 'drifted');
 });

@@ -81,6 +81,20 @@ it('surfaces reach the engine only through its facade (engine/engine.ts), never 
   assert.deepEqual(violations, []);
 });
 
+it('surfaces reach the store only through the composition root', () => {
+  const violations: string[] = [];
+  let checked = 0;
+  for (const f of files(path.join(SRC, 'surfaces'))) {
+    if (rel(f) === COMPOSE) continue;
+    for (const { spec } of allImports(f)) {
+      checked++;
+      if (spec.startsWith('store/')) violations.push(`${rel(f)} imports ${spec}`);
+    }
+  }
+  assert.ok(checked > 100, 'the rule actually looked at surface imports');
+  assert.deepEqual(violations, []);
+});
+
 it('no surface reaches through the engine to its context or store (`.ctx`)', () => {
   const violations: string[] = [];
   for (const f of files(path.join(SRC, 'surfaces'))) {

@@ -19,6 +19,29 @@ import { localRoot, storeTarget, type StoreFlags } from './open.js';
 import { bindProject, findRepoRoot } from './project.js';
 import { projectFiles } from './source-files.js';
 
+// What surfaces name from the store side, through the root: port types and local-file helpers.
+export type { SessionMeta, SessionRef, SessionStore } from '../store/sessions.js';
+export type { JournalDamage, Store, VerifyReport } from '../store/port.js';
+export type { Database } from '../store/postgres/database.js';
+export type { SessionFiles } from '../store/files/session-files.js';
+export { writeFileAtomic } from '../store/files/atomic.js';
+export { peekIndexSeq } from '../store/files/index-peek.js';
+
+/** `mneme tenant create`: a tenant of a shared Postgres store (false when it exists). */
+export async function createTenant(url: string, name: string): Promise<boolean> {
+  const { createTenant, withDatabase } = await import('../store/postgres/tenants.js');
+  return withDatabase(url, (db) => createTenant(db, name));
+}
+
+/** `mneme token create`: an API token for a tenant, returned once (stored hashed). */
+export async function createToken(
+  url: string,
+  o: { tenant: string; projects: string[] | null; label?: string },
+): Promise<string> {
+  const { createToken, withDatabase } = await import('../store/postgres/tenants.js');
+  return withDatabase(url, (db) => createToken(db, o));
+}
+
 export interface OpenOptions extends StoreFlags {
   cwd?: string;
   binding?: Binding;

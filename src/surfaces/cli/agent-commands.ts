@@ -5,8 +5,6 @@ import { Option } from 'commander';
 import { MnemeError } from '../../core/errors.js';
 import { safeSessionName, type Host } from '../../core/transcript.js';
 import type { DistillReport } from '../../engine/engine.js';
-import type { SessionFiles } from '../../store/files/session-files.js';
-import type { SessionMeta, SessionRef } from '../../store/sessions.js';
 import { appendHookLog } from '../hooks/hook-log.js';
 import { DEFAULT_HOOK_HOST, hookCommand } from '../hooks/hook-command.js';
 import { HOOK_EVENTS } from '../hooks/payload.js';
@@ -17,7 +15,13 @@ import {
   tryAcquire,
   markPending,
 } from '../hooks/single-flight.js';
-import { archiveAt, openEngine } from '../compose.js';
+import {
+  archiveAt,
+  openEngine,
+  type SessionFiles,
+  type SessionMeta,
+  type SessionRef,
+} from '../compose.js';
 import { localRoot } from '../open.js';
 import { bindProject } from '../project.js';
 import { ExitCode, type CliContext } from './run.js';

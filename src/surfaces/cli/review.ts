@@ -5,7 +5,7 @@ import { MnemeError } from '../../core/errors.js';
 import type { Proposal } from '../../core/proposal.js';
 import type { Actor } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
-import type { JournalDamage } from '../../store/port.js';
+import type { JournalDamage } from '../compose.js';
 import { requireHumanSurface } from '../human-gate.js';
 import { day, table } from './format.js';
 import type { CliContext } from './run.js';

@@ -8,10 +8,8 @@ import { autoInjectable, orderEntries, renderInjection } from '../../core/inject
 import { messageOf, safeSessionName, type Host } from '../../core/transcript.js';
 import { MnemeError } from '../../core/errors.js';
 import type { Engine, InjectOptions } from '../../engine/engine.js';
-import type { SessionFiles } from '../../store/files/session-files.js';
-import type { SessionRef } from '../../store/sessions.js';
 import { readInputFile } from '../input-file.js';
-import { archiveAt, openEngine } from '../compose.js';
+import { archiveAt, openEngine, type SessionFiles, type SessionRef } from '../compose.js';
 import { childStore, localRoot, type StoreFlags } from '../open.js';
 import { bindProject, findRepoRoot } from '../project.js';
 import { appendHookLog, type HookRecord } from './hook-log.js';

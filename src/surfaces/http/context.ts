@@ -3,7 +3,7 @@
 // (dashboard sessions, the session archive for traces, the reports directory, the MCP engine).
 import type { Binding } from '../../engine/engine.js';
 import type { Engine } from '../../engine/engine.js';
-import type { SessionStore } from '../../store/sessions.js';
+import type { SessionStore } from '../compose.js';
 import type { Caller, TokenResolver } from './auth.js';
 import type { Metrics, StoreGauges } from './metrics.js';
 import type { Sessions } from './session.js';

@@ -5,9 +5,7 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { MnemeError } from '../../core/errors.js';
 import type { Clock } from '../../core/time.js';
-import type { Store } from '../../store/port.js';
-import type { Database } from '../../store/postgres/database.js';
-import { composeServedStore, composeServedTenants } from '../compose.js';
+import { composeServedStore, composeServedTenants, type Database, type Store } from '../compose.js';
 import { mnemeVersion } from '../install-root.js';
 import { createApp, type AppOptions } from './app.js';
 import { isLoopback, tokenFileResolver, type Caller, type TokenResolver } from './auth.js';

@@ -14,7 +14,7 @@ import type { Actor } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
 import { mnemeVersion } from '../install-root.js';
 import { errorResult, okResult, toErrorBody } from './errors.js';
-import type { SessionStore } from '../../store/sessions.js';
+import type { SessionStore } from '../compose.js';
 import { buildTools, parseArgs } from './tools.js';
 
 export interface McpServerOptions {

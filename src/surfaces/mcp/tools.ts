@@ -7,7 +7,7 @@ import { MnemeError } from '../../core/errors.js';
 import { handle } from '../../core/revision.js';
 import type { Actor } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
-import type { SessionStore } from '../../store/sessions.js';
+import type { SessionStore } from '../compose.js';
 
 export interface ToolDef {
   name: string;

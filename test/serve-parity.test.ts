@@ -5,11 +5,14 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { after, before, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { cli } from './helpers.js';
+import { createToken } from '../src/surfaces/compose.js';
+import { startDbServer } from '../src/surfaces/http/server.js';
+import { cli, gitRepo, tmpDir } from './helpers.js';
 import { liveServer } from './http-live.js';
+import { pgSkipReason, throwawayDb } from './pg-fixtures.js';
 
 let s: Awaited<ReturnType<typeof liveServer>>;
 before(async () => {
@@ -107,3 +110,63 @@ it('MCP over HTTP (the server’s own project) labels a changed source drifted t
   const c = cli(['recall', 'tax', 'rate', 'percent', '--json'], { home: s.home, cwd: s.repo });
   assert.equal(verdicts(c.json() as { results: Hit[] })[id], 'drifted');
 });
+
+describe(
+  'serve --db and the CLI on one Postgres tenant',
+  { skip: (await pgSkipReason()) ?? false },
+  () => {
+    it('agree on recall, and a memory bound with --source is drifted on both after the file changes', async () => {
+      const db = await throwawayDb(['acme']);
+      const dir = tmpDir('mneme-pg-parity-');
+      const repo = gitRepo('git@github.com:acme/ledger.git');
+      const server = await startDbServer({ db: db.url, port: 0, poolSize: 2, log: () => {} });
+      try {
+        const token = await createToken(db.url, { tenant: 'acme', projects: null });
+        const env = { XDG_STATE_HOME: path.join(dir, 'state') };
+        const run = (args: string[]) => {
+          const r = cli([...args, '--db', db.url, '--tenant', 'acme', '--json'], {
+            home: dir,
+            cwd: repo,
+            env,
+          });
+          assert.equal(r.code, 0, r.stderr);
+          return r.json();
+        };
+        fs.mkdirSync(path.join(repo, 'src'));
+        fs.writeFileSync(path.join(repo, 'src', 'fx.ts'), 'export const base = "EUR";\n');
+        const { id } = run([
+          'remember',
+          '--type',
+          'fact',
+          '--abstract',
+          'Ledger base currency is euro',
+          '--source',
+          'src/fx.ts',
+        ]) as { id: string };
+        const recall = async () => {
+          const r = await fetch(
+            `${server.url}/api/recall?q=${encodeURIComponent('ledger base currency')}&project=${encodeURIComponent(repo)}`,
+            { headers: { authorization: `Bearer ${token}` } },
+          );
+          assert.equal(r.status, 200);
+          return (await r.json()) as { results: Hit[] };
+        };
+        const cliRecallDb = () =>
+          run(['recall', 'ledger', 'base', 'currency']) as { results: Hit[] };
+        assert.equal(verdicts(await recall())[id], 'fresh');
+        assert.deepEqual((await recall()).results, cliRecallDb().results);
+        fs.writeFileSync(path.join(repo, 'src', 'fx.ts'), 'export const base = "USD";\n');
+        const http = await recall(); // the server looks first
+        assert.equal(verdicts(http)[id], 'drifted');
+        const c = cliRecallDb();
+        assert.equal(verdicts(c)[id], 'drifted');
+        assert.deepEqual(http.results, c.results);
+      } finally {
+        await server.close();
+        await db.drop();
+        fs.rmSync(dir, { recursive: true, force: true });
+        fs.rmSync(repo, { recursive: true, force: true });
+      }
+    });
+  },
+);

@@ -18,7 +18,7 @@ import { SessionFiles } from '../src/store/files/session-files.js';
 import { FileStore } from '../src/store/files/file-store.js';
 import type { Store } from '../src/store/port.js';
 import { createMcpServer } from '../src/surfaces/mcp/server.js';
-import { openEngine } from '../src/surfaces/open.js';
+import { openEngine } from '../src/surfaces/compose.js';
 import {
   AGENT,
   BIN,

@@ -1,5 +1,7 @@
 // Dependencies point inward: core imports nothing of ours outside core; the engine never
 // imports a surface or a concrete store adapter (only the ports: store/port, store/sessions); adapters never import the engine or surfaces.
+// Surfaces reach the engine only through its facade and never its context; only the composition
+// root (surfaces/compose.ts) builds stores, archives and engines.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -46,4 +48,92 @@ it('dependencies point inward (surfaces → engine → core; adapters implement 
   }
   assert.ok(checked > 20, 'the rule actually looked at imports');
   assert.deepEqual(violations, []);
+});
+
+/** Every module a file names: static imports and re-exports, and dynamic import('…'). */
+function allImports(file: string): { spec: string; typeOnly: boolean }[] {
+  const text = fs.readFileSync(file, 'utf8');
+  const out: { spec: string; typeOnly: boolean }[] = [];
+  for (const m of text.matchAll(/^\s*(import|export)(\s+type\b)?[^'"]*?from\s+'(\.[^']+)'/gm))
+    out.push({ spec: m[3]!, typeOnly: m[2] !== undefined });
+  for (const m of text.matchAll(/\bimport\(\s*'(\.[^']+)'\s*\)/g))
+    out.push({ spec: m[1]!, typeOnly: false });
+  return out.map(({ spec, typeOnly }) => ({
+    spec: path.relative(SRC, path.resolve(path.dirname(file), spec)),
+    typeOnly,
+  }));
+}
+
+const rel = (f: string) => path.relative(SRC, f).split(path.sep).join('/');
+const COMPOSE = 'surfaces/compose.ts';
+
+it('surfaces reach the engine only through its facade (engine/engine.ts), never its modules', () => {
+  const violations: string[] = [];
+  let checked = 0;
+  for (const f of files(path.join(SRC, 'surfaces'))) {
+    for (const { spec } of allImports(f)) {
+      if (!spec.startsWith('engine/')) continue;
+      checked++;
+      if (spec !== 'engine/engine.js') violations.push(`${rel(f)} imports ${spec}`);
+    }
+  }
+  assert.ok(checked > 10, 'the rule actually looked at engine imports');
+  assert.deepEqual(violations, []);
+});
+
+it('surfaces reach the store only through the composition root', () => {
+  const violations: string[] = [];
+  let checked = 0;
+  for (const f of files(path.join(SRC, 'surfaces'))) {
+    if (rel(f) === COMPOSE) continue;
+    for (const { spec } of allImports(f)) {
+      checked++;
+      if (spec.startsWith('store/')) violations.push(`${rel(f)} imports ${spec}`);
+    }
+  }
+  assert.ok(checked > 100, 'the rule actually looked at surface imports');
+  assert.deepEqual(violations, []);
+});
+
+it('no surface reaches through the engine to its context or store (`.ctx`)', () => {
+  const violations: string[] = [];
+  for (const f of files(path.join(SRC, 'surfaces'))) {
+    fs.readFileSync(f, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (/\.ctx\b/.test(line)) violations.push(`${rel(f)}:${i + 1}: ${line.trim()}`);
+      });
+  }
+  assert.deepEqual(violations, []);
+});
+
+it('only the composition root builds stores, archives and engines', () => {
+  // Adapters construct their own parts; the benchmark tooling builds its own fixtures.
+  const exempt = (r: string) =>
+    r === COMPOSE || r === 'engine/engine.ts' || /^(store|bench)\//.test(r);
+  const construct =
+    /\bnew\s+(FileStore|PostgresStore|SessionFiles|Engine)\b|\b(FileStore|PostgresStore)\.open\s*\(|\bopenDatabase\s*\(|\bcreateEngine\s*\(/;
+  // A value import of an adapter that opens stores is construction by another name.
+  const adapter =
+    /^store\/(files\/(file-store|session-files)|postgres\/(postgres-store|database))\.js$/;
+  const violations: string[] = [];
+  let scanned = 0;
+  for (const f of files(SRC)) {
+    const r = rel(f);
+    if (exempt(r)) continue;
+    scanned++;
+    fs.readFileSync(f, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (construct.test(line)) violations.push(`${r}:${i + 1}: ${line.trim()}`);
+      });
+    for (const { spec, typeOnly } of allImports(f))
+      if (!typeOnly && adapter.test(spec)) violations.push(`${r} imports ${spec}`);
+  }
+  assert.ok(scanned > 50, 'the rule actually looked at the source tree');
+  assert.deepEqual(violations, []);
+  // And the root does build them (the rule is not vacuous).
+  const root = fs.readFileSync(path.join(SRC, COMPOSE), 'utf8');
+  for (const needle of ['FileStore.open(', 'PostgresStore.open(', 'createEngine(', 'openDatabase('])
+    assert.ok(root.includes(needle), `${COMPOSE} builds ${needle}`);
 });

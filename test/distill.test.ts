@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { distillSession, DISTILL_DEFAULTS, type Executor } from '../src/engine/distill.js';
 import type { Engine } from '../src/engine/engine.js';
 import { SessionFiles } from '../src/store/files/session-files.js';
-import { openEngine } from '../src/surfaces/open.js';
+import { openEngine } from '../src/surfaces/compose.js';
 import { makeWorld } from './hook-helpers.js';
 
 const msg = (role: 'user' | 'assistant', text: string) =>

@@ -15,7 +15,7 @@ import type { Engine } from '../src/engine/engine.js';
 import { mnemeBin } from '../src/surfaces/install-root.js';
 import { agentSafe } from '../src/surfaces/mcp/errors.js';
 import { createMcpServer, TOOL_NAMES } from '../src/surfaces/mcp/server.js';
-import { openEngine } from '../src/surfaces/open.js';
+import { openEngine } from '../src/surfaces/compose.js';
 
 const env = { ...process.env, MNEME_DURABLE: '0' };
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openEngine } from '../surfaces/open.js';
+import { openEngine } from '../surfaces/compose.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: string) => {

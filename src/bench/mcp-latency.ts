@@ -11,7 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { mnemeBin } from '../surfaces/install-root.js';
 import { createMcpServer } from '../surfaces/mcp/server.js';
-import { openEngine } from '../surfaces/open.js';
+import { openEngine } from '../surfaces/compose.js';
 
 const { values } = parseArgs({
   options: {

@@ -13,25 +13,9 @@ import type { SessionRef, SessionStore } from '../store/sessions.js';
 import { applyEach } from './apply.js';
 import type { EngineContext } from './context.js';
 import { buildPrompt, buildSheet, type BatchMessage } from './distill-prompt.js';
+import type { DistillLimits, Executor } from './distill-limits.js';
 
-export type Executor = (prompt: string) => Promise<string>;
-
-export interface DistillLimits {
-  /** Characters of transcript text per batch. */
-  maxBatchChars: number;
-  /** Executor runs per hour across the store. */
-  maxRunsPerHour: number;
-  sheetSize: number;
-  /** Batches per invocation. */
-  maxBatches: number;
-}
-
-export const DISTILL_DEFAULTS: DistillLimits = {
-  maxBatchChars: 48_000,
-  maxRunsPerHour: 20,
-  sheetSize: 40,
-  maxBatches: 5,
-};
+export { DISTILL_DEFAULTS, type DistillLimits, type Executor } from './distill-limits.js';
 
 export interface DistillOptions {
   host: Host;

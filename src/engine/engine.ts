@@ -1,20 +1,215 @@
-// The engine's public face: one object per bound scope and surface, holding the context every
-// read and write path takes. Surfaces construct it; nothing below it knows which surface called.
+// The engine's public face, and the only engine module a surface imports: one object per bound
+// scope and surface, built by the composition root (surfaces/compose.ts) with createEngine.
+// Everything a surface needs is a named operation here; a surface never reaches the store or the
+// context (`ctx` is for the engine's own tests and the benchmark tooling).
 // Each path is loaded on first use, so a process that only recalls or injects (a hook, `mneme
 // recall`) never loads the write path's validation, gates and screening.
 import { MnemeError } from '../core/errors.js';
-import type { Actor } from '../core/types.js';
+import type { Actor, RevisionView } from '../core/types.js';
 import type { JournalQuery } from '../store/port.js';
-import { readableScopes, type EngineContext } from './context.js';
+import type { SessionStore } from '../store/sessions.js';
+import { readableScopes, type Binding, type EngineContext } from './context.js';
+import type { Executor, DistillOptions } from './distill.js';
+import type { FsckOptions } from './fsck.js';
+import type { InjectOptions } from './inject.js';
 import type { ReadLevel } from './read.js';
 import type { RecallOptions } from './recall.js';
+import type { SleepOptions } from './sleep.js';
 import { indexVectors, vectorStatus, type FillReport } from './vector.js';
+
+// What a surface may name from the engine: types of its operations' inputs and outputs.
+export type { Binding, EngineContext, SourceFiles } from './context.js';
+export type { DistillLimits, DistillOptions, DistillReport, Executor } from './distill.js';
+export type { FsckIssue, FsckOptions, FsckReport, FixOutcome, Phase } from './fsck.js';
+export type { InjectOptions, InjectResult } from './inject.js';
+export type { ReadLevel } from './read.js';
+export type { RecallOptions, RecallResponse, RecallResult } from './recall.js';
+export type { SleepOptions, SleepResult } from './sleep.js';
+export type { SourceCheck } from './drift.js';
+/** What `trace` returns: each revision with its provenance, and the journal entries. */
+export type TraceReport = Awaited<ReturnType<typeof import('./trace.js').trace>>;
+export { DISTILL_DEFAULTS } from './distill-limits.js';
+export { PHASES } from './fsck-phases.js';
+
+/** A usage event as a surface reports it: the engine stamps the bound scope (and the time). */
+export interface UsageReport {
+  at?: string;
+  kind: 'inject' | 'cite' | 'ignored';
+  ids: string[];
+  actor: string;
+  query?: string;
+}
+
+/** The engine over the abilities the composition root gives it. */
+export function createEngine(deps: EngineContext): Engine {
+  return new Engine(deps);
+}
 
 export class Engine {
   constructor(readonly ctx: EngineContext) {}
 
   get scopes(): string[] {
     return readableScopes(this.ctx.binding);
+  }
+  /** The project this engine is bound to (a copy: a caller cannot widen it). */
+  get binding(): Binding {
+    return { ...this.ctx.binding };
+  }
+  get surface(): 'human' | 'agent' {
+    return this.ctx.surface;
+  }
+  /** The engine's clock, as an ISO instant. */
+  now(): string {
+    return this.ctx.clock().toISOString();
+  }
+  /** The memory types the registry knows. */
+  typeNames(): string[] {
+    return this.ctx.registry.names();
+  }
+  /** Every revision of a memory this binding may read (not_found otherwise). */
+  async lineage(id: string): Promise<RevisionView[]> {
+    const { loadLineage } = await import('./read.js');
+    return loadLineage(this.ctx, id);
+  }
+  /** The current revision of a memory in a scope this binding reads, or null. */
+  async current(id: string): Promise<RevisionView | null> {
+    const lineage = await this.ctx.store.getLineage(id);
+    if (!lineage || lineage.length === 0 || !this.scopes.includes(lineage[0]!.scope)) return null;
+    return lineage[lineage.length - 1]!;
+  }
+  /** Current memories of this binding's scopes (ended ones too); quarantined hidden from agents. */
+  async memories(opts: { includeEnded?: boolean } = {}): Promise<RevisionView[]> {
+    const all = await this.ctx.store.listCurrent(this.scopes, {
+      includeEnded: opts.includeEnded ?? false,
+    });
+    // A value rejected in another scope this reader reads (or acts for) is not listed either.
+    const rejected = await this.rejectedHere();
+    return all.filter(
+      (v) =>
+        !(this.ctx.surface === 'agent' && v.quarantine !== null) &&
+        !(v.status === 'active' && rejected(v)),
+    );
+  }
+  /** Memories per project scope in the whole store (callers filter by what they may read). */
+  async projectCounts(): Promise<Record<string, number>> {
+    const { byScope } = await this.ctx.store.status();
+    return Object.fromEntries(Object.entries(byScope).filter(([s]) => s !== 'global'));
+  }
+  /**
+   * A person's view across every project in this store (the local dashboard: whoever runs it
+   * may open every project on this machine). Refused on an agent surface; nothing here writes.
+   */
+  everyProject() {
+    if (this.ctx.surface !== 'human')
+      throw new MnemeError('refused', 'the view across projects is for a person');
+    const store = this.ctx.store;
+    return {
+      /** Where a memory lives: its scope, or null when there is no such memory. */
+      locate: async (id: string): Promise<string | null> => {
+        const lineage = await store.getLineage(id);
+        return lineage && lineage.length > 0 ? lineage[0]!.scope : null;
+      },
+      /** Active memories per scope, global included. */
+      counts: async () => (await store.status()).byScope,
+      proposals: (q: { state?: 'pending' | 'accepted' | 'rejected'; id?: string } = {}) =>
+        store.proposals(q),
+      journal: (q: JournalQuery = {}) => store.journal(q),
+      tombstones: (scopes: string[]) => store.tombstones(scopes),
+    };
+  }
+  /** Records what a surface showed or saw cited, under this binding's scope. */
+  async recordUsage(events: UsageReport[]): Promise<void> {
+    if (events.length === 0) return;
+    const scope = this.ctx.binding.project ?? 'global';
+    const at = this.now();
+    await this.ctx.store.appendUsage(events.map((e) => ({ at, ...e, scope })));
+  }
+  /** Whether a memory helped: a usage event that feeds its ranking weight at the next sleep. */
+  async feedback(id: string, useful: boolean, actor: Actor): Promise<{ at: string }> {
+    const lineage = await this.lineage(id);
+    const at = this.now();
+    await this.ctx.store.appendUsage([
+      {
+        at,
+        kind: 'feedback',
+        ids: [id],
+        actor: actor.kind,
+        value: useful ? 1 : -1,
+        scope: lineage[0]!.scope,
+      },
+    ]);
+    return { at };
+  }
+  /** Where a memory came from: its provenance in the session archive, and its journal. */
+  async trace(id: string, sessions: SessionStore | null) {
+    const { trace } = await import('./trace.js');
+    return trace(this.ctx, id, sessions);
+  }
+  /** The SessionStart block (latest handoff first, then the rest by weight). */
+  async injectSessionStart(opts: InjectOptions) {
+    const { sessionStartBlock } = await import('./inject.js');
+    return sessionStartBlock(this.ctx, opts);
+  }
+  /** The block for one file an agent is about to touch. */
+  async injectFile(filePath: string, opts: InjectOptions) {
+    const { fileBlock } = await import('./inject.js');
+    return fileBlock(this.ctx, filePath, opts);
+  }
+  /** Whether decisions ask for the review passphrase. */
+  async passphraseRequired(): Promise<boolean> {
+    const { passphraseRequired } = await import('./passphrase.js');
+    return passphraseRequired(this.ctx.store);
+  }
+  /** Whether a review passphrase is set (refuses when the record is inconsistent). */
+  async hasPassphrase(): Promise<boolean> {
+    const { currentPassphrase } = await import('./passphrase.js');
+    return (await currentPassphrase(this.ctx.store)) !== null;
+  }
+  /** Refuses unless `given` is the review passphrase (passes when none is set). */
+  async checkPassphrase(given: string | undefined): Promise<void> {
+    const { checkPassphrase } = await import('./passphrase.js');
+    return checkPassphrase(this.ctx.store, given);
+  }
+  /** Whether `given` is the passphrase a journal repair needs (true when none is recorded). */
+  async repairPassphraseMatches(ask: () => Promise<string>): Promise<boolean> {
+    const { repairPassphrase, passphraseMatches } = await import('./passphrase.js');
+    const pp = await repairPassphrase(this.ctx.store);
+    return !pp || passphraseMatches(await ask(), pp);
+  }
+  /** Sets the review passphrase (stored as a salted scrypt hash, through the write path). */
+  async setPassphrase(passphrase: string, actor: Actor) {
+    const { hashPassphrase } = await import('./passphrase.js');
+    return this.apply([{ op: 'set_passphrase', ...hashPassphrase(passphrase) }], actor);
+  }
+  /** A sleep result in plain words. */
+  async describeSleep(r: import('./sleep.js').SleepResult): Promise<string> {
+    const { sleepReport } = await import('./sleep.js');
+    return sleepReport(r);
+  }
+  /** Sleep: consolidation, decay, weights from usage, review of what is due. */
+  async sleep(opts: SleepOptions = {}) {
+    const { sleep } = await import('./sleep.js');
+    return sleep(this.ctx, opts);
+  }
+  /** The consistency check of this store; read-only. */
+  async fsck(opts: FsckOptions = {}) {
+    const { fsck } = await import('./fsck.js');
+    return fsck(this.ctx, opts);
+  }
+  /** Applies the fixes of the chosen fsck issues, each checkpointed in the journal. */
+  async fsckFix(ids: string[], opts: FsckOptions & { afterFix?: (n: number) => void } = {}) {
+    const { fsckFix } = await import('./fsck.js');
+    return fsckFix(this.ctx, ids, opts);
+  }
+  /** Re-reads every bound source of this binding and journals the verdicts that moved. */
+  async checkSources(actor: Actor) {
+    const { checkSources } = await import('./drift.js');
+    return checkSources(this.ctx, actor);
+  }
+  /** Distils one archived session into proposals and memories through the write path. */
+  async distill(sessions: SessionStore, executor: Executor, opts: DistillOptions) {
+    const { distillSession } = await import('./distill.js');
+    return distillSession(this.ctx, sessions, executor, opts);
   }
 
   async apply(ops: unknown[], actor: Actor) {

@@ -15,18 +15,11 @@ import type { InjectionRule } from '../core/screen-rules.js';
 import type { Actor, RevisionView } from '../core/types.js';
 import { applyEach } from './apply.js';
 import { readableScopes, type EngineContext } from './context.js';
+import type { Phase } from './fsck-phases.js';
 import { effectiveFreshness, observeSource, persistedFreshness } from './drift.js';
 
 export const FSCK_ACTOR: Actor = { kind: 'fsck', surface: 'fsck' };
-export const PHASES = [
-  'integrity',
-  'security',
-  'duplicates',
-  'quality',
-  'tombstones',
-  'sources',
-] as const;
-export type Phase = (typeof PHASES)[number];
+export { PHASES, type Phase } from './fsck-phases.js';
 
 export interface FsckIssue {
   id: string;

@@ -5,6 +5,7 @@ import { MnemeError } from '../core/errors.js';
 import { newMemoryId } from '../core/ids.js';
 import type { Proposal, ProposalKind } from '../core/proposal.js';
 import { toRevision } from '../core/revision.js';
+import { textDiff } from '../core/text-diff.js';
 import type { ScreenFinding } from '../core/screen.js';
 import type { Actor, Revision, RevisionView } from '../core/types.js';
 import { loadCurrent, revisionHash, type Built } from './build.js';
@@ -51,20 +52,7 @@ function proposal(
   };
 }
 
-export function textDiff(before: string, after: string): string {
-  const a = before.split('\n');
-  const b = after.split('\n');
-  const out: string[] = [];
-  const max = Math.max(a.length, b.length);
-  for (let i = 0; i < max; i++) {
-    if (a[i] === b[i]) out.push(`  ${a[i]}`);
-    else {
-      if (a[i] !== undefined) out.push(`- ${a[i]}`);
-      if (b[i] !== undefined) out.push(`+ ${b[i]}`);
-    }
-  }
-  return out.join('\n');
-}
+export { textDiff };
 
 const show = (r: Pick<Revision, 'abstract' | 'body'>) =>
   r.body ? `${r.abstract}\n\n${r.body}` : r.abstract;

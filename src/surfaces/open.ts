@@ -1,30 +1,10 @@
-// Opening an engine for a surface: resolve the store location (--store, MNEME_HOME, ~/.mneme),
-// open the backend, bind the project of the working directory.
+// Which store a command works on: the one reading of the store flags (--store, --db, --tenant,
+// MNEME_HOME, ~/.mneme), where local state lives, and how a child is pointed at the same store.
+// Nothing here opens anything: surfaces/compose.ts builds stores and engines from these.
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { SchemaRegistry } from '../core/schema.js';
-import type { Clock } from '../core/time.js';
-import type { Binding } from '../engine/context.js';
-import { Engine } from '../engine/engine.js';
 import { MnemeError } from '../core/errors.js';
-import { FileStore } from '../store/files/file-store.js';
-import type { Store } from '../store/port.js';
-import { embedderFromEnv } from './embed/settings.js';
-import { bindProject, findRepoRoot } from './project.js';
-import { projectFiles } from './source-files.js';
-
-export interface OpenOptions extends StoreFlags {
-  cwd?: string;
-  binding?: Binding;
-  surface?: 'human' | 'agent';
-  clock?: Clock;
-  env?: NodeJS.ProcessEnv;
-  /** The vector arm's embedder (default $MNEME_EMBEDDER; off when neither is set). */
-  embedder?: string;
-  /** Refuse (code `locked`) instead of rebuilding the whole index inline: for hooks. */
-  deferRebuild?: boolean;
-}
 
 export function storeHome(opts: { store?: string; env?: NodeJS.ProcessEnv }): string {
   const env = opts.env ?? process.env;
@@ -96,43 +76,4 @@ export function childStore(
   if (t.kind === 'postgres')
     return { args: [], env: { ...env, MNEME_DATABASE_URL: t.url, MNEME_TENANT: t.tenant } };
   return { args: flags.store ? ['--store', flags.store] : [], env };
-}
-
-/** --db (or $MNEME_DATABASE_URL) selects Postgres for one tenant; otherwise the embedded store. */
-export async function openStore(opts: OpenOptions = {}): Promise<Store> {
-  const env = opts.env ?? process.env;
-  const target = storeTarget(opts, env);
-  if (target.kind === 'postgres') {
-    // pg is loaded only when a database is used, so the embedded path starts fast.
-    const { PostgresStore } = await import('../store/postgres/postgres-store.js');
-    return PostgresStore.open(target.url, { tenant: target.tenant });
-  }
-  const lockTimeout = Number(env.MNEME_LOCK_TIMEOUT_MS);
-  return FileStore.open(target.root, {
-    durable: env.MNEME_DURABLE !== '0',
-    // How long a writer waits for the store lock before a clear `locked` error (default 10 s).
-    ...(Number.isInteger(lockTimeout) && lockTimeout > 0 ? { lockTimeoutMs: lockTimeout } : {}),
-    ...(opts.deferRebuild ? { deferFullRebuild: true } : {}),
-  });
-}
-
-export async function openEngine(opts: OpenOptions = {}): Promise<Engine> {
-  const embedder = embedderFromEnv(opts.env ?? process.env, opts.embedder);
-  const store = await openStore(opts);
-  const cwd = opts.cwd ?? process.cwd();
-  let files;
-  try {
-    files = projectFiles(findRepoRoot(cwd)?.root ?? cwd);
-  } catch {
-    files = undefined; // an unreadable working directory: no source bindings from here
-  }
-  return new Engine({
-    store,
-    ...(files ? { files } : {}),
-    ...(embedder ? { embedder } : {}),
-    clock: opts.clock ?? (() => new Date()),
-    registry: new SchemaRegistry(),
-    binding: opts.binding ?? bindProject(cwd),
-    surface: opts.surface ?? 'human',
-  });
 }

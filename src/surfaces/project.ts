@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { scopeFromPath, scopeFromRemote } from '../core/scope.js';
-import type { Binding } from '../engine/context.js';
+import type { Binding } from '../engine/engine.js';
 
 export function findRepoRoot(start: string): { root: string; gitDir: string } | null {
   let dir = path.resolve(start);

@@ -1,7 +1,7 @@
 // Maintenance reports (`reports/sleep-<time>.md`, `reports/fsck-<time>.md`): plain readable
 // files beside the store's truth, written atomically; nothing reads them back.
 import path from 'node:path';
-import { writeFileAtomic } from '../store/files/atomic.js';
+import { writeFileAtomic } from './compose.js';
 
 export function writeReport(
   root: string,

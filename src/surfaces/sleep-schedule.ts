@@ -4,7 +4,7 @@
 // --if-due` detached; the pass itself takes `.state/sleep.lock` so two never run at once.
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '../store/files/atomic.js';
+import { writeFileAtomic } from './compose.js';
 
 export interface SleepState {
   since: string;

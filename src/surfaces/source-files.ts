@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import type { SourceFiles } from '../engine/context.js';
+import type { SourceFiles } from '../engine/engine.js';
 
 const SHA = /^[0-9a-f]{40}$/;
 const MAX_FILE_BYTES = 8 * 1024 * 1024;

@@ -4,9 +4,7 @@
 import { Option } from 'commander';
 import { MnemeError } from '../../core/errors.js';
 import { safeSessionName, type Host } from '../../core/transcript.js';
-import type { DistillReport } from '../../engine/distill.js';
-import { SessionFiles } from '../../store/files/session-files.js';
-import type { SessionMeta, SessionRef } from '../../store/sessions.js';
+import type { DistillReport } from '../../engine/engine.js';
 import { appendHookLog } from '../hooks/hook-log.js';
 import { DEFAULT_HOOK_HOST, hookCommand } from '../hooks/hook-command.js';
 import { HOOK_EVENTS } from '../hooks/payload.js';
@@ -17,7 +15,14 @@ import {
   tryAcquire,
   markPending,
 } from '../hooks/single-flight.js';
-import { localRoot, openEngine } from '../open.js';
+import {
+  archiveAt,
+  openEngine,
+  type SessionFiles,
+  type SessionMeta,
+  type SessionRef,
+} from '../compose.js';
+import { localRoot } from '../open.js';
 import { bindProject } from '../project.js';
 import { ExitCode, type CliContext } from './run.js';
 
@@ -87,9 +92,8 @@ export function registerAgentCommands(c: CliContext): void {
             hint: 'list archived sessions under <store>/archive/sessions/',
           });
         const root = localRoot(c.globals(), c.io.env);
-        const sessions = new SessionFiles(root);
+        const sessions = archiveAt(root);
         const { distillSettings, makeExecutor } = await import('../distill/executors.js');
-        const { distillSession } = await import('../../engine/distill.js');
         const settings = distillSettings(c.io.env, { executor: o.executor, command: o.command });
         const targets: SessionRef[] = o.session
           ? [{ host: o.host, session: safeSessionName(o.session) }]
@@ -113,8 +117,7 @@ export function registerAgentCommands(c: CliContext): void {
               surface: 'agent',
             });
             try {
-              const report = await distillSession(
-                engine.ctx,
+              const report = await engine.distill(
                 sessions,
                 makeExecutor(settings, c.io.env, meta?.cwd),
                 {
@@ -188,8 +191,7 @@ export function registerAgentCommands(c: CliContext): void {
     .action(async (id: string) => {
       const engine = await c.engine();
       const root = localRoot(c.globals(), c.io.env);
-      const { trace } = await import('../../engine/trace.js');
-      const t = await trace(engine.ctx, id, new SessionFiles(root));
+      const t = await engine.trace(id, archiveAt(root));
       c.out(t, () => {
         const out: string[] = [];
         for (const r of t.revisions) {

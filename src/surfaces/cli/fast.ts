@@ -10,7 +10,8 @@
 // engine call and the printing) comes from shared.ts and hooks/hook-command.ts, which the full
 // CLI uses too; test/cli-fast-path.test.ts holds the two paths to the same output.
 import type { Engine } from '../../engine/engine.js';
-import { openEngine, type StoreFlags } from '../open.js';
+import { openEngine } from '../compose.js';
+import type { StoreFlags } from '../open.js';
 import {
   MIN_TRUST_CHOICES,
   RECALL_DEFAULT_LIMIT,

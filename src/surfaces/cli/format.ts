@@ -1,5 +1,5 @@
 // Human-readable output for the CLI. Every command also has --json; these are for people.
-import type { RecallResponse } from '../../engine/recall.js';
+import type { RecallResponse } from '../../engine/engine.js';
 
 export function formatRecall(r: RecallResponse): string {
   const lines: string[] = [];

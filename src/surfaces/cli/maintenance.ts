@@ -2,9 +2,7 @@
 // work through the one write path (actors `sleep` and `fsck`); this layer schedules, prints and
 // writes the readable reports under <store>/reports/.
 import { MnemeError } from '../../core/errors.js';
-import { checkSources } from '../../engine/drift.js';
-import { fsck, fsckFix, PHASES, type FsckIssue } from '../../engine/fsck.js';
-import { sleep, sleepReport } from '../../engine/sleep.js';
+import { PHASES, type FsckIssue } from '../../engine/engine.js';
 import { tryAcquire, release } from '../hooks/single-flight.js';
 import { localRoot } from '../open.js';
 import { writeReport } from '../reports.js';
@@ -64,13 +62,13 @@ export function registerMaintenance(c: CliContext): void {
       try {
         const engine = await c.engine();
         const cap = o.cap;
-        const r = await sleep(engine.ctx, {
+        const r = await engine.sleep({
           dryRun: o.dryRun,
           ...(cap !== undefined
             ? { config: { caps: { merge: cap, conflict: cap, split: cap, retract: cap } } }
             : {}),
         });
-        const text = sleepReport(r);
+        const text = await engine.describeSleep(r);
         let report: string | null = null;
         if (!o.dryRun) {
           report = writeReport(dir, 'sleep', r.at, text);
@@ -91,7 +89,7 @@ export function registerMaintenance(c: CliContext): void {
       const engine = await c.engine();
       if (o.fix) {
         const after = Number(c.io.env.MNEME_FSCK_FAULT_AFTER);
-        const fixes = await fsckFix(engine.ctx, o.fix, {
+        const fixes = await engine.fsckFix(o.fix, {
           // Test fault hook: die by SIGKILL after the nth fix, before its checkpoint.
           ...(Number.isInteger(after) && after > 0
             ? {
@@ -105,8 +103,8 @@ export function registerMaintenance(c: CliContext): void {
           throw new ExitCode(2);
         return;
       }
-      const { issues } = await fsck(engine.ctx);
-      const at = engine.ctx.clock().toISOString();
+      const { issues } = await engine.fsck();
+      const at = engine.now();
       try {
         writeReport(root(), 'fsck', at, `# fsck ${at}\n\n\`\`\`\n${fsckText(issues)}\n\`\`\`\n`);
       } catch {
@@ -121,7 +119,7 @@ export function registerMaintenance(c: CliContext): void {
     .description('re-read every source-bound memory; drifted and missing ones are withheld')
     .action(async () => {
       const engine = await c.engine();
-      const checks = await checkSources(engine.ctx, { kind: 'system', surface: 'check-sources' });
+      const checks = await engine.checkSources({ kind: 'system', surface: 'check-sources' });
       c.out({ checks }, () =>
         checks.length === 0
           ? 'no memories are bound to a source'

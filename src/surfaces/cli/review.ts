@@ -5,14 +5,7 @@ import { MnemeError } from '../../core/errors.js';
 import type { Proposal } from '../../core/proposal.js';
 import type { Actor } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
-import {
-  checkPassphrase,
-  currentPassphrase,
-  hashPassphrase,
-  passphraseMatches,
-  repairPassphrase,
-} from '../../engine/passphrase.js';
-import type { JournalDamage } from '../../store/port.js';
+import type { JournalDamage } from '../compose.js';
 import { requireHumanSurface } from '../human-gate.js';
 import { day, table } from './format.js';
 import type { CliContext } from './run.js';
@@ -37,8 +30,8 @@ export function registerReview(c: CliContext): void {
     return c.io.ask;
   };
   const passphrase = async (engine: Engine, ask: NonNullable<CliContext['io']['ask']>) => {
-    if (!(await currentPassphrase(engine.ctx.store))) return;
-    await checkPassphrase(engine.ctx.store, await ask('Review passphrase: ', { secret: true }));
+    if (!(await engine.hasPassphrase())) return;
+    await engine.checkPassphrase(await ask('Review passphrase: ', { secret: true }));
   };
 
   program
@@ -72,7 +65,7 @@ export function registerReview(c: CliContext): void {
         if (a.length < 8)
           throw new MnemeError('invalid', 'the passphrase must have at least 8 characters');
         if (a !== b) throw new MnemeError('invalid', 'the two entries differ; nothing was changed');
-        await engine.apply([{ op: 'set_passphrase', ...hashPassphrase(a) }], HUMAN);
+        await engine.setPassphrase(a, HUMAN);
         c.io.stdout('review passphrase set; every decision now needs it\n');
         return;
       }
@@ -219,8 +212,9 @@ export function registerReview(c: CliContext): void {
       const reason = (await ask('Reason (recorded in the journal): ')).trim();
       if (reason === '')
         throw new MnemeError('invalid', 'a repair needs a reason; nothing changed');
-      const pp = await repairPassphrase(engine.ctx.store);
-      if (pp && !passphraseMatches(await ask('Review passphrase: ', { secret: true }), pp))
+      if (
+        !(await engine.repairPassphraseMatches(() => ask('Review passphrase: ', { secret: true })))
+      )
         throw new MnemeError('refused', 'the review passphrase is wrong; nothing changed');
       const r = await engine.repairJournal(reason, HUMAN);
       const [repair, ...more] = r.entries;

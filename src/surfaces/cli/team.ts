@@ -3,9 +3,9 @@
 // once and stored only hashed; it maps to a tenant and optionally a project allow-list.
 import { MnemeError } from '../../core/errors.js';
 import type { CliContext } from './run.js';
+import { createTenant, createToken } from '../compose.js';
 
 // pg is loaded only when a team command runs.
-const tenants = () => import('../../store/postgres/tenants.js');
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
@@ -32,8 +32,7 @@ export function registerTeam(c: CliContext): void {
     .description('create a tenant (its projects come into being with their first write)')
     .argument('<name>', 'lower-case letters, digits, - and _')
     .action(async (name: string) => {
-      const { createTenant, withDatabase } = await tenants();
-      const created = await withDatabase(databaseUrl(c), (db) => createTenant(db, name));
+      const created = await createTenant(databaseUrl(c), name);
       c.out({ tenant: name, created }, () =>
         created ? `created tenant ${name}` : `tenant ${name} already exists`,
       );
@@ -57,10 +56,11 @@ export function registerTeam(c: CliContext): void {
           hint: 'pass --tenant NAME',
         });
       }
-      const { createToken, withDatabase } = await tenants();
-      const token = await withDatabase(databaseUrl(c), (db) =>
-        createToken(db, { tenant, projects: o.project ?? null, label: o.label }),
-      );
+      const token = await createToken(databaseUrl(c), {
+        tenant,
+        projects: o.project ?? null,
+        label: o.label,
+      });
       c.out({ token }, () => token);
       if (!c.globals().json)
         c.io.stderr(

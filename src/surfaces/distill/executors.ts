@@ -4,7 +4,7 @@
 // child gets a timeout, an output cap and MNEME_HOOKS_DISABLED=1 so its own hooks stay quiet.
 import { spawn } from 'node:child_process';
 import { MnemeError } from '../../core/errors.js';
-import { DISTILL_DEFAULTS, type DistillLimits, type Executor } from '../../engine/distill.js';
+import { DISTILL_DEFAULTS, type DistillLimits, type Executor } from '../../engine/engine.js';
 
 export const EXECUTORS = ['claude', 'codex', 'openai', 'command'] as const;
 export type ExecutorKind = (typeof EXECUTORS)[number];

@@ -7,12 +7,10 @@ import { citedIds } from '../../core/citation.js';
 import { autoInjectable, orderEntries, renderInjection } from '../../core/inject.js';
 import { messageOf, safeSessionName, type Host } from '../../core/transcript.js';
 import { MnemeError } from '../../core/errors.js';
-import type { Engine } from '../../engine/engine.js';
-import { fileBlock, sessionStartBlock, type InjectOptions } from '../../engine/inject.js';
-import { SessionFiles } from '../../store/files/session-files.js';
-import type { SessionRef } from '../../store/sessions.js';
+import type { Engine, InjectOptions } from '../../engine/engine.js';
 import { readInputFile } from '../input-file.js';
-import { childStore, localRoot, openEngine, type StoreFlags } from '../open.js';
+import { archiveAt, openEngine, type SessionFiles, type SessionRef } from '../compose.js';
+import { childStore, localRoot, type StoreFlags } from '../open.js';
 import { bindProject, findRepoRoot } from '../project.js';
 import { appendHookLog, type HookRecord } from './hook-log.js';
 import { hookOutput } from './output.js';
@@ -75,7 +73,7 @@ export async function runHook(r: HookRun): Promise<{ stdout: string; record: Hoo
       const binding = bindProject(cwd);
       engine = await openIndexed(r, root, binding, cwd, rec);
       if (!engine) return { stdout: '', record: finish(rec, started, root) };
-      const sessions = new SessionFiles(root);
+      const sessions = archiveAt(root);
       const ref: SessionRef | null = payload.sessionId
         ? { host: r.host, session: safeSessionName(payload.sessionId) }
         : null;
@@ -219,7 +217,7 @@ async function sessionStart(c: Ctx): Promise<string> {
     const { spawnDistiller } = await import('./single-flight.js'); // child_process: only when due
     sleep = { sleep: spawnDistiller(args, c.cwd, child.env) !== null ? 'started' : 'failed' };
   }
-  const res = await sessionStartBlock(c.engine.ctx, {
+  const res = await c.engine.injectSessionStart({
     ...c.inject,
     maxBytes: num(c.r.env.MNEME_INJECT_MAX_BYTES, 8192),
     maxLines: num(c.r.env.MNEME_INJECT_MAX_LINES, 80),
@@ -237,7 +235,7 @@ async function preToolUse(c: Ctx): Promise<string> {
     return '';
   }
   for (const file of c.payload.filePaths) {
-    const res = await fileBlock(c.engine.ctx, path.resolve(c.cwd, file), {
+    const res = await c.engine.injectFile(path.resolve(c.cwd, file), {
       ...c.inject,
       maxBytes: num(c.r.env.MNEME_FILE_INJECT_MAX_BYTES, 2048),
       maxLines: num(c.r.env.MNEME_FILE_INJECT_MAX_LINES, 12),
@@ -258,12 +256,11 @@ async function promptSubmit(c: Ctx): Promise<string> {
   if (prompt.trim() === '') return '';
   const floor = num(c.r.env.MNEME_PROMPT_SCORE_FLOOR, 1);
   const res = await c.engine.recall(prompt.slice(0, 2000), { limit: 3, logUsage: false });
-  const now = c.engine.ctx.clock().toISOString();
+  const now = c.engine.now();
   const entries = [];
   for (const x of res.results) {
     if (x.score < floor) continue;
-    const lineage = await c.engine.ctx.store.getLineage(x.id);
-    const v = lineage?.[lineage.length - 1];
+    const v = await c.engine.current(x.id);
     if (!v) continue;
     // The same predicate as every other unasked injection (bound memories fail closed here).
     const ok = autoInjectable(v, {
@@ -290,15 +287,8 @@ async function promptSubmit(c: Ctx): Promise<string> {
     title: 'recalled for this prompt',
   });
   if (ids.length > 0) {
-    await c.engine.ctx.store.appendUsage([
-      {
-        at: now,
-        kind: 'inject',
-        ids,
-        actor: 'hook',
-        query: prompt.slice(0, 200),
-        scope: c.engine.ctx.binding.project ?? 'global',
-      },
+    await c.engine.recordUsage([
+      { at: now, kind: 'inject', ids, actor: 'hook', query: prompt.slice(0, 200) },
     ]);
   }
   return injected(c, text, ids, { results: res.results.length });
@@ -309,7 +299,7 @@ async function archiveAndDistill(c: Ctx): Promise<void> {
   if (!c.payload.transcriptPath) throw new Error('the payload has no transcript_path');
   const checked = checkTranscript(c.payload.transcriptPath, c.cwd);
   if ('problem' in checked) throw new Error(checked.problem);
-  const binding = c.engine.ctx.binding;
+  const binding = c.engine.binding;
   c.sessions.writeState('sessions', c.ref, {
     host: c.r.host,
     session: c.ref.session,
@@ -369,20 +359,18 @@ async function recordCitations(c: Ctx, lines: string[], detail: Record<string, u
   const visible = new Set(c.engine.scopes);
   const cited: string[] = [];
   for (const id of citedIds(spoken)) {
-    const lineage = await c.engine.ctx.store.getLineage(id);
-    if (lineage && visible.has(lineage[0]!.scope)) cited.push(id);
+    const v = await c.engine.current(id);
+    if (v && visible.has(v.scope)) cited.push(id);
   }
   const ignored = st.ids.filter(
     (id) => !cited.includes(id) && !st.cited.includes(id) && !st.ignored.includes(id),
   );
   const now = new Date().toISOString();
   const events = [];
-  const scope = c.engine.ctx.binding.project ?? 'global';
-  if (cited.length)
-    events.push({ at: now, kind: 'cite' as const, ids: cited, actor: 'hook', scope });
+  if (cited.length) events.push({ at: now, kind: 'cite' as const, ids: cited, actor: 'hook' });
   if (ignored.length)
-    events.push({ at: now, kind: 'ignored' as const, ids: ignored, actor: 'hook', scope });
-  await c.engine.ctx.store.appendUsage(events);
+    events.push({ at: now, kind: 'ignored' as const, ids: ignored, actor: 'hook' });
+  await c.engine.recordUsage(events);
   st.cited = [...new Set([...st.cited, ...cited])];
   st.ignored = [...new Set([...st.ignored, ...ignored])];
   c.sessions.writeState('injected', ref, st);

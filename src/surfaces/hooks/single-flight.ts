@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { SessionRef } from '../../store/sessions.js';
+import type { SessionRef } from '../compose.js';
 
 export interface FlightFiles {
   lock: string;

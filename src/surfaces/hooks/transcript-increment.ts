@@ -3,7 +3,7 @@
 // written waits for the next hook); the watermark is a byte offset and a line count.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { SessionRef, SessionStore } from '../../store/sessions.js';
+import type { SessionRef, SessionStore } from '../compose.js';
 
 interface Watermark {
   bytes: number;

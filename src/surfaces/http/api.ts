@@ -5,7 +5,6 @@ import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { MnemeError, invalid } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
-import { trace } from '../../engine/trace.js';
 import { apiActor, surfaceOf } from './auth.js';
 import { browse } from './browse.js';
 import type { AppOptions, HttpEnv } from './context.js';
@@ -104,6 +103,7 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
       binding: choice.binding,
       surface: surfaceOf(caller),
       tenant: caller.kind === 'token' ? caller.principal.tenant : null,
+      root: choice.root,
     });
     return { engine, choice };
   };
@@ -125,9 +125,7 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
   api.get('/projects', async (c) => {
     const { engine } = bound(c);
     const caller = c.get('caller');
-    const s = await engine.ctx.store.status();
-    const projects = Object.entries(s.byScope)
-      .filter(([scope]) => scope !== 'global')
+    const projects = Object.entries(await engine.projectCounts())
       .filter(
         ([scope]) =>
           caller.kind === 'local' ||
@@ -187,7 +185,7 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
 
   api.get('/memories/:id/trace', async (c) => {
     const { engine } = bound(c);
-    return c.json(await trace(engine.ctx, c.req.param('id'), opts.archive ?? null));
+    return c.json(await engine.trace(c.req.param('id'), opts.archive ?? null));
   });
 
   for (const verb of ['supersede', 'correct'] as const) {

@@ -73,12 +73,9 @@ export async function browse(
   root: string | null,
 ): Promise<MemoryRow[]> {
   checkFilters(f);
-  const all = await engine.ctx.store.listCurrent(engine.scopes, { includeEnded: true });
-  const rejected = await engine.rejectedHere();
+  const all = await engine.memories({ includeEnded: true });
   const rows: MemoryRow[] = [];
   for (const v of all) {
-    if (v.quarantine !== null && engine.ctx.surface === 'agent') continue;
-    if (v.status === 'active' && rejected(v)) continue;
     if (f.type && v.type !== f.type) continue;
     if (f.trust && v.trust !== f.trust) continue;
     if (f.status === 'quarantined' ? v.quarantine === null : false) continue;

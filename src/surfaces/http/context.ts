@@ -1,9 +1,9 @@
 // What the HTTP surface is given: a way to build an engine bound to one project over the shared
 // store (so any Store adapter works), how to resolve bearer tokens, and the optional parts
 // (dashboard sessions, the session archive for traces, the reports directory, the MCP engine).
-import type { Binding } from '../../engine/context.js';
+import type { Binding } from '../../engine/engine.js';
 import type { Engine } from '../../engine/engine.js';
-import type { SessionStore } from '../../store/sessions.js';
+import type { SessionStore } from '../compose.js';
 import type { Caller, TokenResolver } from './auth.js';
 import type { Metrics, StoreGauges } from './metrics.js';
 import type { Sessions } from './session.js';
@@ -13,6 +13,8 @@ export interface EngineRequest {
   surface: 'human' | 'agent';
   /** The token's tenant (Postgres); null for the embedded store and the local user. */
   tenant: string | null;
+  /** The project's repository root on this machine, when known (source re-reads). */
+  root?: string | null;
 }
 
 export interface AppOptions {

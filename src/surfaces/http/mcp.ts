@@ -18,7 +18,7 @@ export function mcpRoutes(
   app.all('/', async (c) => {
     const caller = c.get('caller');
     const engine = engineOf(caller);
-    const project = engine.ctx.binding.project;
+    const project = engine.binding.project;
     if (project && !mayRead(caller, project))
       throw new MnemeError('refused', `this token may not read project ${project}`);
     const server = createMcpServer(engine, {

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MnemeError } from '../../core/errors.js';
 import { SCOPE_PATTERN } from '../../core/scope.js';
-import type { Binding } from '../../engine/context.js';
+import type { Binding } from '../../engine/engine.js';
 import { bindProject, findRepoRoot } from '../project.js';
 import { mayRead, type Caller } from './auth.js';
 

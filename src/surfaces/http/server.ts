@@ -2,19 +2,11 @@
 // to the starting directory's project, and listen. Loopback unless a token file is given.
 // With a Postgres URL (startDbServer) the server keeps no local state: every request carries a
 // bearer token, the token names the tenant, and engines are built per request over its store.
-import path from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { MnemeError } from '../../core/errors.js';
-import { SchemaRegistry } from '../../core/schema.js';
 import type { Clock } from '../../core/time.js';
-import { Engine } from '../../engine/engine.js';
-import { FileStore } from '../../store/files/file-store.js';
-import { SessionFiles } from '../../store/files/session-files.js';
-import type { Store } from '../../store/port.js';
+import { composeServedStore, composeServedTenants, type Database, type Store } from '../compose.js';
 import { mnemeVersion } from '../install-root.js';
-import { storeHome } from '../open.js';
-import { bindProject } from '../project.js';
-import { openDatabase, type Database } from '../../store/postgres/database.js';
 import { createApp, type AppOptions } from './app.js';
 import { isLoopback, tokenFileResolver, type Caller, type TokenResolver } from './auth.js';
 import { Metrics } from './metrics.js';
@@ -49,31 +41,23 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     throw new MnemeError('refused', `binding ${host} needs tokens: every request must carry one`, {
       hint: 'pass --token-file FILE (one token per line), or bind 127.0.0.1',
     });
-  const root = storeHome({ store: o.store, env: o.env });
-  const store = await FileStore.open(root, { durable: o.env.MNEME_DURABLE !== '0' });
-  const clock = o.clock ?? (() => new Date());
-  const registry = new SchemaRegistry();
-  const sessions = new Sessions();
-  const mcpEngine = new Engine({
-    store,
-    clock,
-    registry,
-    binding: bindProject(o.cwd),
-    surface: 'agent',
+  const served = await composeServedStore({
+    store: o.store,
+    cwd: o.cwd,
+    env: o.env,
+    clock: o.clock,
   });
+  const sessions = new Sessions();
   const app = createApp({
-    engineFor: ({ binding, surface }) => new Engine({ store, clock, registry, binding, surface }),
+    engineFor: ({ binding, surface, root }) => served.engineFor({ binding, surface, root }),
     resolveToken,
     requireToken: !isLoopback(host),
     sessions,
-    archive: new SessionFiles(root),
-    reportsDir: path.join(root, 'reports'),
-    mcpEngine,
+    archive: served.archive,
+    reportsDir: served.reportsDir,
+    mcpEngine: served.mcpEngine,
     metrics: new Metrics(),
-    gauges: async () => ({
-      journalLength: (await store.status()).journalHead.seq,
-      proposalsPending: (await store.proposals({ state: 'pending' })).length,
-    }),
+    gauges: () => served.gauges(),
     version: mnemeVersion(),
     log: o.log,
   });
@@ -81,10 +65,10 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   return {
     url,
     sessions,
-    store,
+    store: served.store,
     close: async () => {
       await stop();
-      await store.close();
+      await served.close();
     },
   };
 }
@@ -155,34 +139,18 @@ export interface RunningDbServer {
  */
 export async function startDbServer(o: DbServeOptions): Promise<RunningDbServer> {
   const host = o.host ?? '127.0.0.1';
-  const database = await openDatabase(o.db, { poolSize: o.poolSize });
-  const clock = o.clock ?? (() => new Date());
-  const registry = new SchemaRegistry();
-  // Stores of tenants seen in a valid token; engineFor is synchronous, so the (cached, async)
-  // store lookup happens while the token is resolved.
-  const stores = new Map<string, Store>();
-  const resolveToken: TokenResolver = async (token) => {
-    const grant = await database.resolveToken(token);
-    if (!grant) return null;
-    stores.set(grant.tenant, await database.storeFor(grant.tenant));
-    return { tenant: grant.tenant, projects: grant.projects ?? '*' };
-  };
-  const storeOf = (tenant: string | null): Store => {
-    const s = tenant === null ? undefined : stores.get(tenant);
-    if (!s)
+  const served = await composeServedTenants({ db: o.db, poolSize: o.poolSize, clock: o.clock });
+  const tokenOf = (caller: Caller) => {
+    if (caller.kind !== 'token')
       throw new MnemeError('refused', 'this server serves tenants: a bearer token is required', {
         hint: 'create one with `mneme token create --tenant NAME --db URL`',
       });
-    return s;
-  };
-  const tokenOf = (caller: Caller) => {
-    if (caller.kind !== 'token') throw storeOf(null);
     return caller.principal;
   };
   const opts: AppOptions = {
-    engineFor: ({ binding, surface, tenant }) =>
-      new Engine({ store: storeOf(tenant), clock, registry, binding, surface }),
-    resolveToken,
+    engineFor: ({ binding, surface, tenant, root }) =>
+      served.engineFor({ binding, surface, tenant, root }),
+    resolveToken: served.resolveToken,
     requireToken: true,
     dashboard: false,
     archive: null,
@@ -190,23 +158,16 @@ export async function startDbServer(o: DbServeOptions): Promise<RunningDbServer>
     mcpEngineFor: (caller) => {
       const p = tokenOf(caller);
       const project = p.projects === '*' ? null : (p.projects[0] ?? null);
-      return new Engine({
-        store: storeOf(p.tenant),
-        clock,
-        registry,
+      return served.engineFor({
         binding: { project, identity: project },
         surface: 'agent',
+        tenant: p.tenant,
       });
     },
     metrics: new Metrics(),
     gauges: async (caller) => {
       const p = tokenOf(caller);
-      const store = storeOf(p.tenant);
-      const scopes = p.projects === '*' ? undefined : ['global', ...p.projects];
-      return {
-        journalLength: (await store.status()).journalHead.seq,
-        proposalsPending: (await store.proposals({ state: 'pending', scopes })).length,
-      };
+      return served.gauges(p.tenant, p.projects);
     },
     version: mnemeVersion(),
     log: o.log,
@@ -217,14 +178,14 @@ export async function startDbServer(o: DbServeOptions): Promise<RunningDbServer>
     stop = l.stop;
     return {
       url: l.url,
-      database,
+      database: served.database,
       close: async () => {
         await stop?.();
-        await database.close();
+        await served.close();
       },
     };
   } catch (e) {
-    await database.close();
+    await served.close();
     throw e;
   }
 }

@@ -14,7 +14,7 @@ import type { Actor } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
 import { mnemeVersion } from '../install-root.js';
 import { errorResult, okResult, toErrorBody } from './errors.js';
-import type { SessionStore } from '../../store/sessions.js';
+import type { SessionStore } from '../compose.js';
 import { buildTools, parseArgs } from './tools.js';
 
 export interface McpServerOptions {
@@ -37,7 +37,7 @@ const INSTRUCTIONS =
  * memories are never returned). Connect it to a transport with `server.connect(transport)`.
  */
 export function createMcpServer(engine: Engine, opts: McpServerOptions = {}): Server {
-  if (engine.ctx.surface !== 'agent')
+  if (engine.surface !== 'agent')
     throw new Error('createMcpServer needs an engine opened with surface "agent"');
   const server = new Server(
     { name: 'mneme', version: mnemeVersion() },

@@ -1,8 +1,8 @@
 // `mneme mcp`: the MCP server over stdio. The project is bound once, from the directory the
 // client started us in; stdout belongs to the protocol, so diagnostics go to stderr only.
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { SessionFiles } from '../../store/files/session-files.js';
-import { localRoot, openEngine, type StoreFlags } from '../open.js';
+import { openArchive, openEngine } from '../compose.js';
+import type { StoreFlags } from '../open.js';
 import { createMcpServer } from './server.js';
 
 export interface StdioOptions extends StoreFlags {
@@ -26,7 +26,7 @@ export async function serveStdio(o: StdioOptions): Promise<void> {
   const server = createMcpServer(engine, {
     session: o.env.MNEME_SESSION || undefined,
     // The session archive the hooks keep for this same store (trace resolves provenance in it).
-    sessions: new SessionFiles(localRoot(flags, o.env)),
+    sessions: openArchive(flags, o.env),
     onInternalError: (e) => o.stderr(`mneme mcp: internal error: ${(e as Error).stack ?? e}\n`),
   });
   const transport = new StdioServerTransport();

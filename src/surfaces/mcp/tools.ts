@@ -7,9 +7,7 @@ import { MnemeError } from '../../core/errors.js';
 import { handle } from '../../core/revision.js';
 import type { Actor } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
-import { loadLineage } from '../../engine/read.js';
-import { trace } from '../../engine/trace.js';
-import type { SessionStore } from '../../store/sessions.js';
+import type { SessionStore } from '../compose.js';
 
 export interface ToolDef {
   name: string;
@@ -105,7 +103,7 @@ export function buildTools(engine: Engine, sessions: SessionStore | null = null)
       'Where a memory came from: each revision with its actor and provenance pointers, and the journal entries that touched it.',
       z.object({ id }).strict(),
       true,
-      (a) => trace(engine.ctx, a.id as string, sessions),
+      (a) => engine.trace(a.id as string, sessions),
     ),
     define(
       'history',
@@ -195,18 +193,7 @@ export function buildTools(engine: Engine, sessions: SessionStore | null = null)
       z.object({ id, useful: z.boolean() }).strict(),
       false,
       async (a, actor) => {
-        const lineage = await loadLineage(engine.ctx, a.id);
-        const at = engine.ctx.clock().toISOString();
-        await engine.ctx.store.appendUsage([
-          {
-            at,
-            kind: 'feedback',
-            ids: [a.id],
-            actor: actor.kind,
-            value: a.useful ? 1 : -1,
-            scope: lineage[0]!.scope,
-          },
-        ]);
+        const { at } = await engine.feedback(a.id, a.useful, actor);
         return { id: a.id, handle: handle(a.id), useful: a.useful, recorded_at: at };
       },
     ),

@@ -3,12 +3,10 @@
 // distiller's executor, and the last run of each hook. Each check says what to do when not ok.
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
-import { INDEX_BUSY_TIMEOUT_MS } from '../../store/files/sqlite.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Engine } from '../../engine/engine.js';
-import { Layout } from '../../store/files/layout.js';
+import { peekIndexSeq } from '../compose.js';
 import { mnemeBin, mnemeVersion } from '../install-root.js';
 import { readTomlBlock, wiredEvents, SERVER_NAME, type Json, type JsonObject } from './edits.js';
 import { hookSpecs, targets, type Host } from './hosts.js';
@@ -49,7 +47,7 @@ export async function runDoctor(d: DoctorDeps): Promise<Check[]> {
 
 async function storeChecks(d: DoctorDeps): Promise<Check[]> {
   const out: Check[] = [];
-  const indexSeq = peekIndexSeq(new Layout(d.storeDir).indexFile);
+  const indexSeq = peekIndexSeq(d.storeDir);
   let engine: Engine;
   try {
     engine = await d.openEngine();
@@ -98,26 +96,6 @@ async function storeChecks(d: DoctorDeps): Promise<Check[]> {
     });
   await engine.close();
   return out;
-}
-
-function peekIndexSeq(file: string): number | null {
-  if (!fs.existsSync(file)) return null;
-  try {
-    const db = new Database(file, {
-      readonly: true,
-      fileMustExist: true,
-      timeout: INDEX_BUSY_TIMEOUT_MS,
-    });
-    try {
-      const row = db.prepare("SELECT v FROM meta WHERE k = 'journal_seq'").get() as
-        { v: string } | undefined;
-      return row ? Number(row.v) : 0;
-    } finally {
-      db.close();
-    }
-  } catch {
-    return null;
-  }
 }
 
 function readJson(file: string): JsonObject | null {

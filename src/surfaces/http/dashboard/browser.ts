@@ -3,7 +3,7 @@
 // source freshness. The project defaults to the global scope only, as in the API.
 import { html } from 'hono/html';
 import { TRUST_LEVELS } from '../../../core/types.js';
-import type { RecallResponse } from '../../../engine/recall.js';
+import type { RecallResponse } from '../../../engine/engine.js';
 import { FRESHNESS_FILTERS, STATUS_FILTERS, type MemoryRow } from '../browse.js';
 import { badge, day, options, page, qs, type Html } from './layout.js';
 

@@ -2,8 +2,8 @@
 // the validity and transaction timelines, and provenance. A `session:` pointer links to the
 // trace page, which shows the archived transcript lines it cites.
 import { html } from 'hono/html';
-import { textDiff } from '../../../engine/review.js';
-import type { trace as traceFn } from '../../../engine/trace.js';
+import { textDiff } from '../../../core/text-diff.js';
+import type { TraceReport } from '../../../engine/engine.js';
 import { badge, diffBlock, minute, page, qs, type Html } from './layout.js';
 
 type Revision = {
@@ -179,7 +179,7 @@ export function memoryPage(v: MemoryView, project: string): Html {
   return page(cur.abstract.slice(0, 60), '/', body);
 }
 
-export function tracePage(t: Awaited<ReturnType<typeof traceFn>>, project: string): Html {
+export function tracePage(t: TraceReport, project: string): Html {
   const body = html`<h1>
       Trace of <a href="/m/${t.id}${qs({ project })}" class="mono">${t.id}</a>
     </h1>

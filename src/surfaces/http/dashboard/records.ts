@@ -3,7 +3,7 @@
 import { html } from 'hono/html';
 import type { JournalEntry } from '../../../core/journal.js';
 import type { Tombstone } from '../../../core/normalize.js';
-import type { VerifyReport } from '../../../store/port.js';
+import type { VerifyReport } from '../../compose.js';
 import type { ReportEntry } from '../reports.js';
 import { badge, minute, page, type Html } from './layout.js';
 

@@ -9,8 +9,6 @@ import { MnemeError } from '../../../core/errors.js';
 import { isMemoryId } from '../../../core/ids.js';
 import { handle } from '../../../core/revision.js';
 import type { Actor } from '../../../core/types.js';
-import { checkPassphrase, passphraseRequired } from '../../../engine/passphrase.js';
-import { trace } from '../../../engine/trace.js';
 import { browse } from '../browse.js';
 import type { AppOptions, HttpEnv } from '../context.js';
 import { errorBody } from '../errors.js';
@@ -37,9 +35,15 @@ const messagePage = (title: string, text: string) =>
 export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
   const dash = new Hono<HttpEnv>();
   const sessions = new WeakMap<Context, Session>();
-  const engine = (project: string | null) =>
-    opts.engineFor({ binding: { project, identity: project }, surface: 'human', tenant: null });
-  const store = () => engine(null).ctx.store;
+  const engine = (project: string | null, root: string | null = null) =>
+    opts.engineFor({
+      binding: { project, identity: project },
+      surface: 'human',
+      tenant: null,
+      root,
+    });
+  // The local person's view across projects (the dashboard is a local-user feature).
+  const everywhere = () => engine(null).everyProject();
   const sessionOf = (c: Context<HttpEnv>) => sessions.get(c)!;
 
   dash.onError((e, c) => {
@@ -97,8 +101,9 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
   dash.get('/', async (c) => {
     const q = c.req.query();
     const choice = resolveProject(q.project, { kind: 'local' });
-    const e = engine(choice.binding.project);
-    const status = await e.ctx.store.status();
+    const e = engine(choice.binding.project, choice.root);
+    const byScope = await everywhere().counts();
+    const byType = (await e.status()).byType;
     const filters = {
       type: q.type || undefined,
       trust: q.trust || undefined,
@@ -124,8 +129,8 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
       browserPage({
         q: q.q ?? '',
         project: choice.binding.project ?? '',
-        projects: Object.keys(status.byScope).filter((s) => s !== 'global'),
-        types: [...new Set([...e.ctx.registry.names(), ...Object.keys(status.byType)])].sort(),
+        projects: Object.keys(byScope).filter((s) => s !== 'global'),
+        types: [...new Set([...e.typeNames(), ...Object.keys(byType)])].sort(),
         filters,
         explain,
         recall,
@@ -137,10 +142,10 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
   /** The engine bound to a memory's own scope (the person may read every project). */
   const engineForMemory = async (id: string) => {
     if (!isMemoryId(id)) throw new MnemeError('not_found', `no memory ${id.slice(0, 80)}`);
-    const lineage = await store().getLineage(id);
-    if (!lineage || lineage.length === 0) throw new MnemeError('not_found', `no memory ${id}`);
-    const scope = lineage[0]!.scope;
-    return { e: engine(scope === 'global' ? null : scope), lineage };
+    const scope = await everywhere().locate(id);
+    if (scope === null) throw new MnemeError('not_found', `no memory ${id}`);
+    const e = engine(scope === 'global' ? null : scope);
+    return { e, lineage: await e.lineage(id) };
   };
 
   dash.get('/m/:id', async (c) => {
@@ -164,7 +169,7 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
           revisions: h.revisions,
           a: num(c.req.query('a')) ?? (n > 1 ? h.revisions[n - 2]!.rev : null),
           b: num(c.req.query('b')) ?? (n > 1 ? h.revisions[n - 1]!.rev : null),
-          now: e.ctx.clock().toISOString(),
+          now: e.now(),
         },
         c.req.query('project') ?? '',
       ),
@@ -175,7 +180,7 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
     const { e } = await engineForMemory(c.req.param('id'));
     return c.html(
       tracePage(
-        await trace(e.ctx, c.req.param('id'), opts.archive ?? null),
+        await e.trace(c.req.param('id'), opts.archive ?? null),
         c.req.query('project') ?? '',
       ),
     );
@@ -183,7 +188,7 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
 
   dash.get('/review', async (c) => {
     const s = sessionOf(c);
-    const all = await store().proposals({});
+    const all = await everywhere().proposals({});
     const notice = s.flash ?? null;
     delete s.flash;
     const pending = all.filter((p) => p.state === 'pending');
@@ -199,7 +204,7 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
           .sort((a, b) => ((a.decided_at ?? '') < (b.decided_at ?? '') ? 1 : -1))
           .slice(0, 30),
         csrf: s.csrf,
-        passphrase: await passphraseRequired(store()),
+        passphrase: await engine(null).passphraseRequired(),
         notice,
       }),
     );
@@ -221,10 +226,10 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
     if (decision !== 'accept' && decision !== 'reject')
       throw new MnemeError('invalid', 'decision must be accept or reject');
     const reason = (field('reason') ?? '').trim().slice(0, 2000);
-    const [p] = await store().proposals({ id: c.req.param('id') });
+    const [p] = await everywhere().proposals({ id: c.req.param('id') });
     if (!p) throw new MnemeError('not_found', `no proposal ${c.req.param('id').slice(0, 80)}`);
     try {
-      await checkPassphrase(store(), field('passphrase'));
+      await engine(null).checkPassphrase(field('passphrase'));
       await engine(p.scope === 'global' ? null : p.scope).apply(
         [
           {
@@ -252,20 +257,20 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
   dash.get('/journal', async (c) => {
     const q = c.req.query();
     const f = { actor: q.actor || undefined, op: q.op || undefined, id: q.id || undefined };
-    const entries = await store().journal({
+    const entries = await everywhere().journal({
       actorKind: f.actor,
       op: f.op,
       id: f.id,
       reverse: true,
       limit: 300,
     });
-    return c.html(journalPage(entries, await store().verifyJournal(), f));
+    return c.html(journalPage(entries, await engine(null).verifyJournal(), f));
   });
 
   dash.get('/tombstones', async (c) => {
-    const status = await store().status();
-    const scopes = [...new Set(['global', ...Object.keys(status.byScope)])];
-    return c.html(tombstonesPage(await store().tombstones(scopes)));
+    const byScope = await everywhere().counts();
+    const scopes = [...new Set(['global', ...Object.keys(byScope)])];
+    return c.html(tombstonesPage(await everywhere().tombstones(scopes)));
   });
 
   dash.get('/reports', (c) => c.html(reportsPage(listReports(opts.reportsDir ?? null), null)));

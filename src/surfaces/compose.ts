@@ -1,0 +1,266 @@
+// The composition root: the only place that builds a store (files or Postgres), a session
+// archive, an embedder, a clock and an engine. Every surface — the CLI, hooks, MCP over stdio,
+// and the HTTP server's API, MCP and dashboard — gets its engine from here, so each has the same
+// abilities on both stores: source re-reads through the project's files, the vector arm where
+// configured, the lock timeout, the tenant. Postgres and the HTTP database layer are loaded only
+// when used, so the CLI's fast path (a hook, `mneme recall`) stays small.
+import path from 'node:path';
+import type { Embedder } from '../core/embed.js';
+import { MnemeError } from '../core/errors.js';
+import { SchemaRegistry } from '../core/schema.js';
+import type { Clock } from '../core/time.js';
+import { createEngine, type Binding, type Engine, type SourceFiles } from '../engine/engine.js';
+import { FileStore } from '../store/files/file-store.js';
+import { SessionFiles } from '../store/files/session-files.js';
+import type { Store } from '../store/port.js';
+import type { Database } from '../store/postgres/database.js';
+import { embedderFromEnv } from './embed/settings.js';
+import { localRoot, storeTarget, type StoreFlags } from './open.js';
+import { bindProject, findRepoRoot } from './project.js';
+import { projectFiles } from './source-files.js';
+
+// What surfaces name from the store side, through the root: port types and local-file helpers.
+export type { SessionMeta, SessionRef, SessionStore } from '../store/sessions.js';
+export type { JournalDamage, Store, VerifyReport } from '../store/port.js';
+export type { Database } from '../store/postgres/database.js';
+export type { SessionFiles } from '../store/files/session-files.js';
+export { writeFileAtomic } from '../store/files/atomic.js';
+export { peekIndexSeq } from '../store/files/index-peek.js';
+
+/** `mneme tenant create`: a tenant of a shared Postgres store (false when it exists). */
+export async function createTenant(url: string, name: string): Promise<boolean> {
+  const { createTenant, withDatabase } = await import('../store/postgres/tenants.js');
+  return withDatabase(url, (db) => createTenant(db, name));
+}
+
+/** `mneme token create`: an API token for a tenant, returned once (stored hashed). */
+export async function createToken(
+  url: string,
+  o: { tenant: string; projects: string[] | null; label?: string },
+): Promise<string> {
+  const { createToken, withDatabase } = await import('../store/postgres/tenants.js');
+  return withDatabase(url, (db) => createToken(db, o));
+}
+
+export interface OpenOptions extends StoreFlags {
+  cwd?: string;
+  binding?: Binding;
+  surface?: 'human' | 'agent';
+  clock?: Clock;
+  env?: NodeJS.ProcessEnv;
+  /** The vector arm's embedder (default $MNEME_EMBEDDER; off when neither is set). */
+  embedder?: string;
+  /** Refuse (code `locked`) instead of rebuilding the whole index inline: for hooks. */
+  deferRebuild?: boolean;
+}
+
+const systemClock: Clock = () => new Date();
+
+/** --db (or $MNEME_DATABASE_URL) selects Postgres for one tenant; otherwise the embedded store. */
+export async function openStore(opts: OpenOptions = {}): Promise<Store> {
+  const env = opts.env ?? process.env;
+  const target = storeTarget(opts, env);
+  if (target.kind === 'postgres') {
+    // pg is loaded only when a database is used, so the embedded path starts fast.
+    const { PostgresStore } = await import('../store/postgres/postgres-store.js');
+    return PostgresStore.open(target.url, { tenant: target.tenant });
+  }
+  const lockTimeout = Number(env.MNEME_LOCK_TIMEOUT_MS);
+  return FileStore.open(target.root, {
+    durable: env.MNEME_DURABLE !== '0',
+    // How long a writer waits for the store lock before a clear `locked` error (default 10 s).
+    ...(Number.isInteger(lockTimeout) && lockTimeout > 0 ? { lockTimeoutMs: lockTimeout } : {}),
+    ...(opts.deferRebuild ? { deferFullRebuild: true } : {}),
+  });
+}
+
+/** The project's files under `dir` (its repository root), or none when unreadable. */
+function filesAt(dir: string): SourceFiles | undefined {
+  try {
+    return projectFiles(findRepoRoot(dir)?.root ?? dir);
+  } catch {
+    return undefined; // an unreadable working directory: no source bindings from here
+  }
+}
+
+interface Abilities {
+  store: Store;
+  clock: Clock;
+  registry: SchemaRegistry;
+  embedder?: Embedder;
+}
+
+function assemble(
+  a: Abilities,
+  binding: Binding,
+  surface: 'human' | 'agent',
+  files: SourceFiles | undefined,
+): Engine {
+  return createEngine({
+    store: a.store,
+    ...(files ? { files } : {}),
+    ...(a.embedder ? { embedder: a.embedder } : {}),
+    clock: a.clock,
+    registry: a.registry,
+    binding,
+    surface,
+  });
+}
+
+/** An engine for one command or process: the store of the flags, the project of `cwd`. */
+export async function openEngine(opts: OpenOptions = {}): Promise<Engine> {
+  const embedder = embedderFromEnv(opts.env ?? process.env, opts.embedder);
+  const store = await openStore(opts);
+  const cwd = opts.cwd ?? process.cwd();
+  return assemble(
+    { store, clock: opts.clock ?? systemClock, registry: new SchemaRegistry(), embedder },
+    opts.binding ?? bindProject(cwd),
+    opts.surface ?? 'human',
+    filesAt(cwd),
+  );
+}
+
+/** The raw session archive the hooks keep for this store (local to this machine). */
+export function openArchive(flags: StoreFlags, env: NodeJS.ProcessEnv = process.env) {
+  return archiveAt(localRoot(flags, env));
+}
+
+/** The session archive under a local root already resolved from the store flags. */
+export function archiveAt(root: string): SessionFiles {
+  return new SessionFiles(root);
+}
+
+/** What a server asks for per request: a binding, a surface, and the project's root if known. */
+export interface ServedEngineRequest {
+  binding: Binding;
+  surface: 'human' | 'agent';
+  /** The repository root on this machine when the caller named the project by path. */
+  root?: string | null;
+}
+
+/** The project's files for a served request: its root, or the server's own project. */
+function servedFiles(
+  r: ServedEngineRequest,
+  home: { binding: Binding; files: SourceFiles | undefined } | null,
+): SourceFiles | undefined {
+  if (r.root) return filesAt(r.root);
+  if (home && r.binding.project !== null && r.binding.project === home.binding.project)
+    return home.files;
+  return undefined;
+}
+
+export interface ServedStore {
+  root: string;
+  store: Store;
+  /** An engine over the shared store for one request (cheap). */
+  engineFor(r: ServedEngineRequest): Engine;
+  /** The MCP engine: the starting directory's project, surface agent. */
+  mcpEngine: Engine;
+  archive: SessionFiles;
+  reportsDir: string;
+  gauges(): Promise<{ journalLength: number; proposalsPending: number }>;
+  close(): Promise<void>;
+}
+
+/** `mneme serve` over the embedded store: one store, engines per request, MCP bound to `cwd`. */
+export async function composeServedStore(o: {
+  store?: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  clock?: Clock;
+  embedder?: string;
+}): Promise<ServedStore> {
+  const flags = { store: o.store };
+  const target = storeTarget(flags, { ...o.env, MNEME_DATABASE_URL: '' });
+  if (target.kind !== 'files') throw new MnemeError('invalid', 'serve --store takes a directory');
+  const embedder = embedderFromEnv(o.env, o.embedder);
+  const store = await openStore({ ...flags, env: { ...o.env, MNEME_DATABASE_URL: '' } });
+  const a: Abilities = {
+    store,
+    clock: o.clock ?? systemClock,
+    registry: new SchemaRegistry(),
+    embedder,
+  };
+  const home = { binding: bindProject(o.cwd), files: filesAt(o.cwd) };
+  return {
+    root: target.root,
+    store,
+    engineFor: (r) => assemble(a, r.binding, r.surface, servedFiles(r, home)),
+    mcpEngine: assemble(a, home.binding, 'agent', home.files),
+    archive: archiveAt(target.root),
+    reportsDir: path.join(target.root, 'reports'),
+    gauges: async () => ({
+      journalLength: (await store.status()).journalHead.seq,
+      proposalsPending: (await store.proposals({ state: 'pending' })).length,
+    }),
+    close: () => store.close(),
+  };
+}
+
+export interface ServedTenants {
+  database: Database;
+  resolveToken(token: string): Promise<{ tenant: string; projects: string[] | '*' } | null>;
+  engineFor(r: ServedEngineRequest & { tenant: string | null }): Engine;
+  gauges(
+    tenant: string | null,
+    projects: readonly string[] | '*',
+  ): Promise<{ journalLength: number; proposalsPending: number }>;
+  close(): Promise<void>;
+}
+
+/**
+ * `mneme serve --db`: one Postgres database, a store per tenant seen in a valid token (engines
+ * are built synchronously per request, so the store lookup happens while the token resolves).
+ */
+export async function composeServedTenants(o: {
+  db: string;
+  poolSize?: number;
+  clock?: Clock;
+  env?: NodeJS.ProcessEnv;
+}): Promise<ServedTenants> {
+  const { openDatabase } = await import('../store/postgres/database.js');
+  const database = await openDatabase(o.db, { poolSize: o.poolSize });
+  const clock = o.clock ?? systemClock;
+  const registry = new SchemaRegistry();
+  let embedder: Embedder | undefined;
+  try {
+    embedder = embedderFromEnv(o.env ?? process.env);
+  } catch (e) {
+    await database.close();
+    throw e;
+  }
+  const stores = new Map<string, Store>();
+  const storeOf = (tenant: string | null): Store => {
+    const s = tenant === null ? undefined : stores.get(tenant);
+    if (!s)
+      throw new MnemeError('refused', 'this server serves tenants: a bearer token is required', {
+        hint: 'create one with `mneme token create --tenant NAME --db URL`',
+      });
+    return s;
+  };
+  return {
+    database,
+    resolveToken: async (token) => {
+      const grant = await database.resolveToken(token);
+      if (!grant) return null;
+      stores.set(grant.tenant, await database.storeFor(grant.tenant));
+      return { tenant: grant.tenant, projects: grant.projects ?? '*' };
+    },
+    engineFor: (r) =>
+      assemble(
+        { store: storeOf(r.tenant), clock, registry, embedder },
+        r.binding,
+        r.surface,
+        servedFiles(r, null),
+      ),
+    gauges: async (tenant, projects) => {
+      const store = storeOf(tenant);
+      const scopes = projects === '*' ? undefined : ['global', ...projects];
+      return {
+        journalLength: (await store.status()).journalHead.seq,
+        proposalsPending: (await store.proposals({ state: 'pending', scopes })).length,
+      };
+    },
+    close: () => database.close(),
+  };
+}

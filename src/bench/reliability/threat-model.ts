@@ -115,6 +115,21 @@ data an agent, a bundle or a model can supply.
   distiller, the MCP server and recall all work on that tenant and write nothing to an embedded
   store the flags did not name. (\`adversary-pg-flags: --db/--tenant reach every command\`)
 
+### A hostile model output (the distiller)
+
+- Its lines are parsed against the model's own vocabulary (new, update, supersede, retract,
+  skip): \`confirm\`, \`release\`, \`lift\` or \`propose\` lines are counted as malformed and
+  do nothing. A handle that was not on its reconcile sheet (another project's memory, a made-up
+  one) is refused, and so is a rejected value. A \`trust\`, \`global\` or \`scope\` field is
+  ignored: what it writes is \`claimed\` at most, in the session's project. An injection it writes
+  is quarantined and never served to an agent. (\`adversary-model: applies only what a model may
+  do, at trust claimed, in the session's project\`, \`human-only verbs, unseen handles and
+  rejected values take no effect\`, \`an injection in model output is quarantined and never
+  served to an agent\`)
+- On a store whose journal does not verify it applies nothing and keeps its batch for after the
+  repair. (\`adversary-journal: keeps its batch in flight instead of dropping it, and applies it
+  after the repair\`)
+
 ### A program calling the HTTP API
 
 - Its writes are a program's, never a person's: with a token they are recorded as \`agent/http\`,

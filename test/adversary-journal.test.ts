@@ -33,6 +33,10 @@ import {
 } from './helpers.js';
 import { pgSkipReason, throwawayStore } from './pg-fixtures.js';
 
+// Asked before any test runs: the CLI tests below block the event loop for seconds at a time,
+// which would time out a connection attempt made later and skip the Postgres block silently.
+const pgSkip = await pgSkipReason();
+
 const AS_AGENT = { CLAUDECODE: '1' };
 const PASS = 'correct horse battery';
 const REPAIR_HINT = /mneme journal repair/;
@@ -520,7 +524,6 @@ describe('the distiller on a store that refuses writes', () => {
   });
 });
 
-const pgSkip = await pgSkipReason();
 describe(
   'Postgres: the journal_head row anchors the journal table',
   { skip: pgSkip ?? false },

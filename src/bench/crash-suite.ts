@@ -34,7 +34,7 @@ export interface ReliabilityResult {
 }
 
 export const FOUND_AND_FIXED = [
-  'A torn last journal line (a crash or a full disk cutting an append short) was only dropped when some other recovery was due; otherwise the next commit was appended onto it, gluing a committed entry to garbage and breaking the chain. Opening the store and every write now check the last byte of the journal and repair a torn tail first (store/files/journal-files.ts hasTornTail, file-store.ts needsRecovery).',
+  'A torn last journal line (a crash or a full disk cutting an append short) was only dropped when some other recovery was due; otherwise the next commit was appended onto it, gluing a committed entry to garbage and breaking the chain. Opening the store and every write now check the last byte of the journal and repair a torn tail first (store/files/journal-files.ts hasTornTail, recovery.ts needsRecovery).',
   'An unpaired UTF-16 surrogate in an abstract, tag, field or body was accepted and silently replaced by U+FFFD when written as UTF-8; it is now refused as invalid UTF-8 (core/limits.ts).',
   'A Stop/SessionEnd/PreCompact hook payload naming any readable regular file as its transcript (e.g. /etc/passwd) had that file copied into the session archive; a transcript must now start with a JSON object (surfaces/hooks/transcript-increment.ts).',
   'Fuzzed front matter made the YAML parser print warnings to stderr (which a hook or CLI would show); parseRevision now keeps them to its own errors (core/markdown.ts).',

@@ -11,7 +11,8 @@ import { MnemeError } from '../../core/errors.js';
 import type { Eligibility } from '../../core/eligibility.js';
 import { TRUST_LEVELS, type RevisionView } from '../../core/types.js';
 import type { StoredVector, VectorHit, VectorStore } from '../port.js';
-import { ELIGIBLE, eligibilityParams, type IndexDb } from './index-db.js';
+import type { IndexDb } from './index-db.js';
+import { ELIGIBLE, eligibilityParams } from './index-search.js';
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS vec(

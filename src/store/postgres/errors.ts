@@ -1,5 +1,6 @@
 // Postgres errors in the store's vocabulary: a unique violation is a conflict between writers,
 // a lock timeout is `locked`, an unreachable server says which URL and what to check.
+import pg from 'pg';
 import { MnemeError } from '../../core/errors.js';
 
 interface PgLike {
@@ -54,4 +55,11 @@ export function redactUrl(url: string): string {
   } catch {
     return 'postgres://…';
   }
+}
+
+/** Database and connection errors get the store's vocabulary; anything else passes unchanged. */
+export function fromDb(e: unknown): unknown {
+  const code = (e as { code?: unknown } | null)?.code;
+  const socket = typeof code === 'string' && /^E[A-Z]+$/.test(code);
+  return e instanceof pg.DatabaseError || socket ? pgError(e) : e;
 }

@@ -1,0 +1,136 @@
+// Open-time and pre-write recovery: the intent a commit writes first, and what the next writer
+// does with it after a crash (finish the commit if its journal line landed, undo it if not);
+// the torn journal tail; and bringing a lagging index up to the journal (catch-up), or
+// rebuilding it whole when it is of an older schema, ahead of the journal, or the chain broke.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Proposal } from '../../core/proposal.js';
+import type { CommitRequest } from '../port.js';
+import { readIfExists } from './atomic.js';
+import { removeStrayTemps } from './dirs.js';
+import { applyAfterEffects } from './effects.js';
+import {
+  findCurrentFilesFor,
+  journaledRevisions,
+  readLineageFiles,
+  writeCurrentFile,
+} from './lineage-files.js';
+import type { FileParts } from './parts.js';
+import { applyWeightPasses, rebuildIndex, reindexLineages } from './rebuild.js';
+
+export interface Intent {
+  seq: number;
+  /** The revision being written, if any. */
+  id: string | null;
+  rev: number | null;
+  /** Current-file path before the write (null for a new lineage). */
+  before: string | null;
+  /** Effects applied after the journal line; redone on recovery if the line committed. */
+  tombstone?: CommitRequest['tombstone'];
+  proposal?: Proposal;
+}
+
+export function needsRecovery(p: FileParts): boolean {
+  if (fs.existsSync(p.layout.intentFile)) return true;
+  if (!p.index.schemaOk) return true;
+  // A torn last line must go before the next append, or that append would be glued to it.
+  if (p.journalFiles.hasTornTail()) return true;
+  // The journal changed since the last commit anchored it (a crash, a restore, tampering).
+  if (p.journalFiles.fast() === null) return true;
+  return p.index.journalSeq !== p.journalFiles.head().seq;
+}
+
+/** An index of an older schema, or one ahead of the journal, is rebuilt whole (when not empty). */
+export function needsFullRebuild(p: FileParts): boolean {
+  const head = p.journalFiles.head().seq;
+  return head > 0 && (!p.index.schemaOk || p.index.journalSeq > head);
+}
+
+/** Runs under the lock before every write: finishes or undoes a crashed commit. */
+export function recoverLocked(p: FileParts): void {
+  if (!needsRecovery(p)) return;
+  p.journalFiles.repairTornTail();
+  const health = p.journalFiles.check(p.hasData);
+  if (!health.ok) {
+    // Nothing is healed or finished on a chain that does not verify (an intent is left for
+    // after the repair), but the index follows the journal as it stands, so a revision whose
+    // journal entry was cut is not served.
+    if (health.detected || !p.index.schemaOk || p.index.journalSeq !== p.journalFiles.head().seq)
+      rebuildIndex(p);
+    return;
+  }
+  // A journal that verifies again (restored from a backup) is indexed again as it is.
+  if (health.cleared) rebuildIndex(p);
+  const head = p.journalFiles.head();
+  const intentText = readIfExists(p.layout.intentFile);
+  if (intentText !== null) {
+    let intent: Intent | null = null;
+    try {
+      intent = JSON.parse(intentText) as Intent;
+    } catch {
+      intent = null;
+    }
+    if (intent) resolveIntent(p, intent, head.seq);
+    fs.rmSync(p.layout.intentFile, { force: true });
+  }
+  if (!p.index.schemaOk) {
+    rebuildIndex(p);
+    return;
+  }
+  if (p.index.journalSeq < head.seq) {
+    catchUpIndex(p, p.index.journalSeq);
+  } else if (p.index.journalSeq > head.seq) {
+    rebuildIndex(p);
+  }
+}
+
+export function resolveIntent(p: FileParts, intent: Intent, headSeq: number): void {
+  // A write killed inside writeFileAtomic leaves its temp file beside the target.
+  if (intent.id !== null) removeStrayTemps(p.layout.lineageDir(intent.id));
+  if (intent.before !== null) removeStrayTemps(path.dirname(intent.before));
+  removeStrayTemps(p.layout.stateDir);
+  let committed = false;
+  if (headSeq >= intent.seq) {
+    const e = p.journalFiles.all().find((x) => x.seq === intent.seq);
+    committed =
+      e !== undefined &&
+      (intent.id === null || (e.target?.id === intent.id && e.after?.rev === intent.rev));
+  }
+  if (committed) {
+    // Roll forward: the journal says it happened, so make the files agree.
+    if (intent.id !== null) {
+      const lineage = readLineageFiles(p.layout, intent.id);
+      if (lineage) writeCurrentFile(p.layout, lineage[lineage.length - 1]!, intent.before);
+    }
+    applyAfterEffects(p, intent.tombstone, intent.proposal);
+    return;
+  }
+  // Roll back: no journal entry, so the write never happened. Tombstone and proposal effects
+  // are only written after the journal line, so there is nothing of theirs to undo.
+  if (intent.id === null || intent.rev === null) return;
+  fs.rmSync(p.layout.historyFile(intent.id, intent.rev), { force: true });
+  const lineage = readLineageFiles(p.layout, intent.id);
+  const prev = lineage?.[lineage.length - 1];
+  if (prev) {
+    writeCurrentFile(p.layout, prev, null);
+  } else {
+    // A brand-new lineage that never committed: remove its current file if it was written.
+    for (const f of findCurrentFilesFor(p.layout, intent.id)) fs.rmSync(f, { force: true });
+    fs.rmSync(p.layout.lineageDir(intent.id), { recursive: true, force: true });
+  }
+}
+
+/** Brings an index that lags the journal up to it: the lineages and entries past `afterSeq`. */
+export function catchUpIndex(p: FileParts, afterSeq: number): void {
+  const all = p.journalFiles.all();
+  const journaled = journaledRevisions(all);
+  const entries = all.filter((e) => e.seq > afterSeq);
+  const ids = new Set<string>();
+  for (const e of entries) if (e.target && e.after) ids.add(e.target.id);
+  p.index.transaction(() => {
+    reindexLineages(p, ids, journaled);
+    for (const e of entries) p.index.applyEntry(e);
+    applyWeightPasses(p, entries);
+    p.index.setMeta('journal_seq', String(p.journalFiles.head().seq));
+  });
+}

@@ -3,34 +3,19 @@
 // shows every change a decision makes before it is taken, and its entries for other projects or
 // for global land nowhere unless a person says where. Each refusal has its "does" twin here.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FileStore } from '../src/store/files/file-store.js';
-import { BIN, makeWorld, type World } from './hook-helpers.js';
-import { AGENT, PROJECT_A, SLEEP, ROOT, engineFor, testClock, tmpDir } from './helpers.js';
+import { makeWorld, type World } from './hook-helpers.js';
+import { AGENT, PROJECT_A, SLEEP, engineFor, terminal, testClock, tmpDir } from './helpers.js';
 
 const VALUE = 'The staging database password rotates every 90 days';
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** `mneme review` under a real pseudo-terminal, answering like a person would. */
-function review(w: World, cwd: string, answers: string[]) {
-  const env: NodeJS.ProcessEnv = { ...w.env };
-  delete env.NODE_TEST_CONTEXT;
-  const r = spawnSync(
-    'python3',
-    [
-      path.join(ROOT, 'test', 'fixtures', 'pty-drive.py'),
-      JSON.stringify(answers),
-      process.execPath,
-      BIN,
-      'review',
-    ],
-    { cwd, env, encoding: 'utf8' },
-  );
-  return { code: r.status ?? -1, out: r.stdout };
-}
+const review = (w: World, cwd: string, answers: string[]) =>
+  terminal(answers, ['review'], { cwd, env: w.env });
 
 describe('a hostile bundle', () => {
   let w: World;

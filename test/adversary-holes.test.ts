@@ -13,9 +13,9 @@ import {
   BIN,
   HUMAN,
   PROJECT_A,
-  ROOT,
   engineFor,
   gitRepo,
+  terminal,
   testClock,
   tmpDir,
 } from './helpers.js';
@@ -550,19 +550,11 @@ describe('an agent may propose a change to a confirmed value, never apply it', (
     assert.equal(w.code, 0, w.stderr);
     id = w.json().id;
     // A person confirms it in a terminal (a real pty answers the typed confirmation).
-    const c = spawnSync(
-      'python3',
-      [
-        path.join(ROOT, 'test', 'fixtures', 'pty-drive.py'),
-        JSON.stringify(['confirm']),
-        process.execPath,
-        BIN,
-        'confirm',
-        id,
-      ],
-      { cwd: repo, env: humanEnv({ MNEME_HOME: home }), encoding: 'utf8', timeout: 30_000 },
-    );
-    assert.equal(c.status, 0, c.stdout);
+    const c = terminal(['confirm'], ['confirm', id], {
+      cwd: repo,
+      env: humanEnv({ MNEME_HOME: home }),
+    });
+    assert.equal(c.code, 0, c.out);
     assert.equal(read().trust, 'confirmed');
   });
   after(() => {

@@ -6,7 +6,6 @@
 // journal. Every refusal here is paired with the same fixture accepting the write when nothing
 // was tampered with (or after the repair).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -21,13 +20,12 @@ import { createMcpServer } from '../src/surfaces/mcp/server.js';
 import { openEngine } from '../src/surfaces/compose.js';
 import {
   AGENT,
-  BIN,
   HUMAN,
   PROJECT_A,
-  ROOT,
   cli,
   engineFor,
   gitRepo,
+  terminal,
   testClock,
   tmpDir,
 } from './helpers.js';
@@ -79,19 +77,8 @@ function fixture(name: string) {
     const env: NodeJS.ProcessEnv = { ...process.env, MNEME_HOME: at, MNEME_DURABLE: '0' };
     for (const k of ['CLAUDECODE', 'CLAUDE_CODE_ENTRYPOINT', 'MNEME_AGENT', 'CODEX_SANDBOX'])
       delete env[k];
-    delete env.NODE_TEST_CONTEXT;
-    const r = spawnSync(
-      'python3',
-      [
-        path.join(ROOT, 'test', 'fixtures', 'pty-drive.py'),
-        JSON.stringify(answers),
-        process.execPath,
-        BIN,
-        ...args,
-      ],
-      { cwd: repo, env: { ...env, ...extra }, encoding: 'utf8' },
-    );
-    return { status: r.status, out: r.stdout };
+    const r = terminal(answers, args, { cwd: repo, env: { ...env, ...extra } });
+    return { status: r.code, out: r.out };
   };
   return { home, repo, run, remember, recalled, verify, drive };
 }

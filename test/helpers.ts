@@ -84,6 +84,31 @@ export function cli(
   };
 }
 
+/**
+ * The CLI under a real pseudo-terminal (test/fixtures/pty-drive.py), answering its prompts in
+ * order like a person would; `out` is the screen transcript.
+ */
+export function terminal(
+  answers: string[],
+  args: string[],
+  opts: { cwd: string; env: NodeJS.ProcessEnv },
+): { code: number; out: string } {
+  const env: NodeJS.ProcessEnv = { ...opts.env };
+  delete env.NODE_TEST_CONTEXT;
+  const r = spawnSync(
+    'python3',
+    [
+      path.join(ROOT, 'test', 'fixtures', 'pty-drive.py'),
+      JSON.stringify(answers),
+      process.execPath,
+      BIN,
+      ...args,
+    ],
+    { cwd: opts.cwd, env, encoding: 'utf8', timeout: 60_000 },
+  );
+  return { code: r.status ?? -1, out: r.stdout };
+}
+
 /** A directory that is a git repository with the given origin remote (no git binary needed). */
 export function gitRepo(remote: string | null): string {
   const dir = tmpDir('mneme-repo-');

@@ -3,20 +3,18 @@
 // screening redacts secrets and quarantines injections; only a person decides proposals.
 // Every refusal here is paired with an accepted control in the same fixture.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { FileStore } from '../src/store/files/file-store.js';
 import {
   AGENT,
-  BIN,
   HUMAN,
   PROJECT_A,
-  ROOT,
   cli,
   engineFor,
   gitRepo,
+  terminal,
   testClock,
   tmpDir,
 } from './helpers.js';
@@ -397,18 +395,10 @@ describe('conflicts and the review queue', () => {
     const env: NodeJS.ProcessEnv = { ...process.env, MNEME_HOME: home, MNEME_DURABLE: '0' };
     delete env.MNEME_AGENT;
     delete env.NODE_TEST_CONTEXT;
-    const drive = (answers: string[], args: string[], extraEnv: Record<string, string> = {}) =>
-      spawnSync(
-        'python3',
-        [
-          path.join(ROOT, 'test', 'fixtures', 'pty-drive.py'),
-          JSON.stringify(answers),
-          process.execPath,
-          BIN,
-          ...args,
-        ],
-        { cwd: repo, env: { ...env, ...extraEnv }, encoding: 'utf8' },
-      );
+    const drive = (answers: string[], args: string[], extraEnv: Record<string, string> = {}) => {
+      const r = terminal(answers, args, { cwd: repo, env: { ...env, ...extraEnv } });
+      return { status: r.code, stdout: r.out };
+    };
     const inAgent = drive([], ['review'], { CLAUDECODE: '1' });
     assert.equal(inAgent.status, 2);
     assert.match(inAgent.stdout, /inside an agent session/);
@@ -432,18 +422,10 @@ describe('conflicts and the review queue', () => {
     const env: NodeJS.ProcessEnv = { ...process.env, MNEME_HOME: home, MNEME_DURABLE: '0' };
     delete env.MNEME_AGENT;
     delete env.NODE_TEST_CONTEXT;
-    const drive = (answers: string[], args: string[]) =>
-      spawnSync(
-        'python3',
-        [
-          path.join(ROOT, 'test', 'fixtures', 'pty-drive.py'),
-          JSON.stringify(answers),
-          process.execPath,
-          BIN,
-          ...args,
-        ],
-        { cwd: repo, env, encoding: 'utf8' },
-      );
+    const drive = (answers: string[], args: string[]) => {
+      const r = terminal(answers, args, { cwd: repo, env });
+      return { status: r.code, stdout: r.out };
+    };
     assert.equal(
       drive(['correct horse battery', 'correct horse battery'], ['review', '--set-passphrase'])
         .status,

@@ -6,7 +6,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { FileStore } from '../src/store/files/file-store.js';
+import type { Store } from '../src/store/port.js';
+import { AGENT, HUMAN, engineFor, testClock, tmpDir } from './helpers.js';
 import { BIN, contextOf, makeWorld, type World } from './hook-helpers.js';
+import { pgSkipReason, throwawayStore } from './pg-fixtures.js';
+
+// Asked before any test runs, so blocking CLI tests cannot time the probe out.
+const pgSkip = await pgSkipReason();
 
 const VALUE = 'The staging database password rotates every 90 days';
 
@@ -167,3 +174,49 @@ describe('a value forgotten in a project does not come back through global', () 
     assert.equal(other.code, 0, other.stderr);
   });
 });
+
+// The same rule on both stores: it lives in the engine, so each adapter must give the same answer.
+for (const kind of ['files', 'postgres'] as const) {
+  describe(
+    `on the ${kind} store: a value rejected in A, written to global from B`,
+    { skip: kind === 'postgres' ? (pgSkip ?? false) : false },
+    () => {
+      it('is withheld from A on recall, read and inject, and served in B', async () => {
+        const made =
+          kind === 'files'
+            ? {
+                store: (await FileStore.open(tmpDir(), { durable: false })) as Store,
+                cleanup: null,
+              }
+            : await throwawayStore();
+        const store = made.store;
+        try {
+          const clock = testClock('2026-05-01T00:00:00.000Z');
+          const a = engineFor(store, 'alpha-0000000a', clock);
+          const b = engineFor(store, 'bravo-0000000b', clock);
+          const [m] = await a.apply([{ op: 'remember', type: 'fact', abstract: VALUE }], HUMAN);
+          await a.apply([{ op: 'retract', id: m!.id, reject: true }], HUMAN);
+          clock.advance(60_000);
+          const [g] = await b.apply(
+            [{ op: 'remember', type: 'fact', abstract: VALUE, global: true }],
+            AGENT,
+          );
+          clock.advance(60_000);
+          const ids = async (e: typeof a) =>
+            (await e.recall('staging database password')).results.map((r) => r.id);
+          assert.ok((await ids(b)).includes(g!.id), 'B recalls it');
+          assert.ok(!(await ids(a)).includes(g!.id), 'A does not');
+          await assert.rejects(a.read(g!.id), /withheld here/);
+          assert.equal((await b.read(g!.id)).id, g!.id);
+          const inject = async (e: typeof a) =>
+            (await e.injectSessionStart({ projectRoot: null, logUsage: false })).ids;
+          assert.ok((await inject(b)).includes(g!.id), 'B injects it');
+          assert.ok(!(await inject(a)).includes(g!.id), 'A does not');
+        } finally {
+          if (made.cleanup) await made.cleanup();
+          else await store.close();
+        }
+      });
+    },
+  );
+}

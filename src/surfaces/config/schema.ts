@@ -2,15 +2,37 @@
 // it, the flag that wins over both, its default, what a value must be, and what it means.
 // docs/configuration.md holds the same list as a table (test/config.test.ts keeps them equal).
 // Loading (file, environment, flags, precedence) is in settings.ts; nothing else reads MNEME_*.
-import { z } from 'zod';
 import { DISTILL_DEFAULTS } from '../../engine/engine.js';
 
-/** A value's type: its zod schema, how an environment string becomes it, and what is expected. */
-interface Kind<T> {
-  schema: z.ZodType<T>;
-  fromEnv: (s: string) => unknown;
-  expected: string;
+/**
+ * A value's type as plain data (no zod here: a hook without a config file must not load it;
+ * settings.ts builds the file's zod schema from these when a file is read).
+ */
+export type KindSpec =
+  | { type: 'int'; min?: number; max?: number; unit?: string }
+  | { type: 'number'; min?: number; max?: number; unit?: string }
+  | { type: 'bool' }
+  | { type: 'string'; what: string }
+  | { type: 'enum'; values: readonly [string, ...string[]] };
+
+/** A value's type, with the TypeScript type of its values. */
+export interface Kind<T> {
+  spec: KindSpec;
+  /** Never set: carries T. */
+  readonly _value?: T;
 }
+
+const intKind = (min?: number, max?: number, unit?: string): Kind<number> => ({
+  spec: { type: 'int', min, max, unit },
+});
+const numKind = (min?: number, max?: number, unit?: string): Kind<number> => ({
+  spec: { type: 'number', min, max, unit },
+});
+const boolKind: Kind<boolean> = { spec: { type: 'bool' } };
+const strKind = (what: string): Kind<string> => ({ spec: { type: 'string', what } });
+const oneOf = <T extends string>(values: readonly [T, ...T[]]): Kind<T> => ({
+  spec: { type: 'enum', values },
+});
 
 const range = (min?: number, max?: number) =>
   min !== undefined && max !== undefined
@@ -21,50 +43,60 @@ const range = (min?: number, max?: number) =>
         ? ` ≤ ${max}`
         : '';
 
-const intKind = (min?: number, max?: number, unit = ''): Kind<number> => {
-  let s = z.number().int();
-  if (min !== undefined) s = s.min(min);
-  if (max !== undefined) s = s.max(max);
-  return {
-    schema: s,
-    fromEnv: (v) => (/^-?\d+$/.test(v.trim()) ? Number(v) : v),
-    expected: `an integer${range(min, max)}${unit}`,
-  };
-};
-
-const numKind = (min?: number, max?: number, unit = ''): Kind<number> => {
-  let s = z.number().finite();
-  if (min !== undefined) s = s.min(min);
-  if (max !== undefined) s = s.max(max);
-  return {
-    schema: s,
-    fromEnv: (v) => (v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v),
-    expected: `a number${range(min, max)}${unit}`,
-  };
-};
+/** What a value of this kind must be, as a refusal says it. */
+export function expected(k: KindSpec): string {
+  switch (k.type) {
+    case 'int':
+      return `an integer${range(k.min, k.max)}${k.unit ? ` (${k.unit})` : ''}`;
+    case 'number':
+      return `a number${range(k.min, k.max)}${k.unit ? ` (${k.unit})` : ''}`;
+    case 'bool':
+      return 'true or false (in the environment: 1/0, true/false, yes/no, on/off)';
+    case 'string':
+      return k.what;
+    case 'enum':
+      return `one of ${k.values.join(', ')}`;
+  }
+}
 
 const TRUE = new Set(['1', 'true', 'yes', 'on']);
 const FALSE = new Set(['0', 'false', 'no', 'off']);
-const boolKind: Kind<boolean> = {
-  schema: z.boolean(),
-  fromEnv: (v) => {
-    const t = v.trim().toLowerCase();
-    return TRUE.has(t) ? true : FALSE.has(t) ? false : v;
-  },
-  expected: 'true or false (in the environment: 1/0, true/false, yes/no, on/off)',
-};
 
-const strKind = (what: string): Kind<string> => ({
-  schema: z.string().min(1),
-  fromEnv: (v) => v,
-  expected: what,
-});
+/** An environment variable's (or a flag's) text as a value of this kind, or the text itself. */
+export function fromText(k: KindSpec, v: string): unknown {
+  const t = v.trim();
+  switch (k.type) {
+    case 'int':
+      return /^-?\d+$/.test(t) ? Number(t) : v;
+    case 'number':
+      return t !== '' && Number.isFinite(Number(t)) ? Number(t) : v;
+    case 'bool':
+      return TRUE.has(t.toLowerCase()) ? true : FALSE.has(t.toLowerCase()) ? false : v;
+    case 'string':
+      return v;
+    case 'enum':
+      return t;
+  }
+}
 
-const oneOf = <T extends string>(values: readonly [T, ...T[]]): Kind<T> => ({
-  schema: z.enum(values),
-  fromEnv: (v) => v.trim(),
-  expected: `one of ${values.join(', ')}`,
-});
+const inRange = (n: number, k: { min?: number; max?: number }) =>
+  (k.min === undefined || n >= k.min) && (k.max === undefined || n <= k.max);
+
+/** Whether a value is of this kind (the same rule as the file's zod schema; a test holds them). */
+export function isValid(k: KindSpec, v: unknown): boolean {
+  switch (k.type) {
+    case 'int':
+      return typeof v === 'number' && Number.isInteger(v) && inRange(v, k);
+    case 'number':
+      return typeof v === 'number' && Number.isFinite(v) && inRange(v, k);
+    case 'bool':
+      return typeof v === 'boolean';
+    case 'string':
+      return typeof v === 'string' && v.length > 0;
+    case 'enum':
+      return typeof v === 'string' && k.values.includes(v);
+  }
+}
 
 /**
  * Where a setting may be given. `any`: config file, environment, flag. `no-store-file`: chooses
@@ -129,7 +161,7 @@ export const SETTINGS = {
     lock_timeout_ms: def({
       key: 'store.lock_timeout_ms',
       env: 'MNEME_LOCK_TIMEOUT_MS',
-      kind: intKind(1, undefined, ' (milliseconds)'),
+      kind: intKind(1, undefined, 'milliseconds'),
       default: 10_000,
       meaning: 'how long a writer waits for the store lock before a `locked` error',
     }),
@@ -200,7 +232,7 @@ export const SETTINGS = {
     timeout_ms: def({
       key: 'embed.timeout_ms',
       env: 'MNEME_EMBED_TIMEOUT_MS',
-      kind: intKind(1, undefined, ' (milliseconds)'),
+      kind: intKind(1, undefined, 'milliseconds'),
       default: 15_000,
       meaning: 'how long one embedding request may take',
     }),
@@ -267,7 +299,7 @@ export const SETTINGS = {
     timeout_ms: def({
       key: 'distill.timeout_ms',
       env: 'MNEME_DISTILL_TIMEOUT_MS',
-      kind: intKind(1, undefined, ' (milliseconds)'),
+      kind: intKind(1, undefined, 'milliseconds'),
       default: 180_000,
       meaning: 'how long one executor run may take',
     }),
@@ -318,7 +350,7 @@ export const SETTINGS = {
     timeout_ms: def({
       key: 'hooks.timeout_ms',
       env: 'MNEME_HOOK_TIMEOUT_MS',
-      kind: intKind(1, undefined, ' (milliseconds)'),
+      kind: intKind(1, undefined, 'milliseconds'),
       default: undefined,
       defaultText: '900 for injecting hooks, 5000 for the others',
       meaning: 'a hook past this time logs a timeout and exits 0',
@@ -386,7 +418,7 @@ export const SETTINGS = {
     interval_hours: def({
       key: 'sleep.interval_hours',
       env: 'MNEME_SLEEP_INTERVAL_HOURS',
-      kind: numKind(0.001, undefined, ' (hours)'),
+      kind: numKind(0.001, undefined, 'hours'),
       default: 24,
       meaning: 'a sleep pass is due this long after the last one',
     }),
@@ -395,14 +427,14 @@ export const SETTINGS = {
     headers_timeout_ms: def({
       key: 'serve.headers_timeout_ms',
       env: 'MNEME_HTTP_HEADERS_TIMEOUT_MS',
-      kind: intKind(1, undefined, ' (milliseconds)'),
+      kind: intKind(1, undefined, 'milliseconds'),
       default: 10_000,
       meaning: '`mneme serve` cuts off a client whose request headers take longer',
     }),
     request_timeout_ms: def({
       key: 'serve.request_timeout_ms',
       env: 'MNEME_HTTP_REQUEST_TIMEOUT_MS',
-      kind: intKind(1, undefined, ' (milliseconds)'),
+      kind: intKind(1, undefined, 'milliseconds'),
       default: 60_000,
       meaning: '`mneme serve` cuts off a request that takes longer (at least the headers timeout)',
     }),

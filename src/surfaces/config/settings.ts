@@ -8,13 +8,17 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { MnemeError } from '../../core/errors.js';
 import {
   CONFIG_FILE_SETTING,
+  expected,
+  fromText,
+  isValid,
   SETTING_LIST,
   SETTINGS,
   settingByKey,
+  type KindSpec,
   type SettingDef,
   type Settings,
 } from './schema.js';
@@ -71,9 +75,8 @@ type Layer = Map<string, { value: unknown; source: Source }>;
 const shown = (v: unknown) => (typeof v === 'string' ? JSON.stringify(v) : String(v));
 
 function checkValue(d: SettingDef, raw: unknown, what: () => string, hint: string): unknown {
-  const r = d.kind.schema.safeParse(raw);
-  if (r.success) return r.data;
-  throw new MnemeError('invalid', `${what()}: expected ${d.kind.expected}`, {
+  if (isValid(d.kind.spec, raw)) return raw;
+  throw new MnemeError('invalid', `${what()}: expected ${expected(d.kind.spec)}`, {
     hint,
     details: { key: d.key },
   });
@@ -87,7 +90,7 @@ function envLayer(env: NodeJS.ProcessEnv, only?: (d: SettingDef) => boolean): La
     if (v === undefined || v === '') continue; // an empty variable is an unset one
     const value = checkValue(
       d,
-      d.kind.fromEnv(v),
+      fromText(d.kind.spec, v),
       () => `${d.env}=${d.secret ? '(hidden)' : shown(v)} is not a valid ${d.key}`,
       `fix or unset ${d.env} (${DOCS_HINT})`,
     );
@@ -104,7 +107,7 @@ function flagLayer(flags: SettingFlags): Layer {
     const d = settingByKey.get(key)!;
     const value = checkValue(
       d,
-      d.kind.fromEnv(v),
+      fromText(d.kind.spec, v),
       () => `${d.flag} ${shown(v)} is not valid`,
       `run \`mneme --help\` (${DOCS_HINT})`,
     );
@@ -115,27 +118,58 @@ function flagLayer(flags: SettingFlags): Layer {
 
 // ---- the config file --------------------------------------------------------------------------
 
+// zod and smol-toml are required only when a config file is read: a hook or a recall without
+// one loads neither (require, not import(): the CLI bundle has no dynamic-import loader).
+const lazy = createRequire(import.meta.url);
+let zod: typeof import('zod') | undefined;
+let toml: typeof import('smol-toml') | undefined;
+let fileSchema: z.ZodTypeAny | undefined;
+
+/** One value's zod schema, built from its kind (isValid states the same rule). */
+export function zodLeaf(k: KindSpec): z.ZodTypeAny {
+  const { z } = (zod ??= lazy('zod') as typeof import('zod'));
+  switch (k.type) {
+    case 'int':
+    case 'number': {
+      let n = k.type === 'int' ? z.number().int() : z.number().finite();
+      if (k.min !== undefined) n = n.min(k.min);
+      if (k.max !== undefined) n = n.max(k.max);
+      return n;
+    }
+    case 'bool':
+      return z.boolean();
+    case 'string':
+      return z.string().min(1);
+    case 'enum':
+      return z.enum(k.values);
+  }
+}
+
 /** The file's shape: strict tables of optional values, so an unknown key is an issue. */
-const fileSchema = z
-  .object(
-    Object.fromEntries(
-      Object.entries(SETTINGS).map(([section, defs]) => [
-        section,
-        z
-          .object(
-            Object.fromEntries(
-              Object.entries(defs).map(([name, d]) => [
-                name,
-                (d as SettingDef).kind.schema.optional(),
-              ]),
-            ),
-          )
-          .strict()
-          .optional(),
-      ]),
-    ),
-  )
-  .strict();
+function schemaOfFile(): z.ZodTypeAny {
+  if (fileSchema) return fileSchema;
+  const { z } = (zod ??= lazy('zod') as typeof import('zod'));
+  return (fileSchema = z
+    .object(
+      Object.fromEntries(
+        Object.entries(SETTINGS).map(([section, defs]) => [
+          section,
+          z
+            .object(
+              Object.fromEntries(
+                Object.entries(defs).map(([name, d]) => [
+                  name,
+                  zodLeaf((d as SettingDef).kind.spec).optional(),
+                ]),
+              ),
+            )
+            .strict()
+            .optional(),
+        ]),
+      ),
+    )
+    .strict());
+}
 
 function problemOf(issue: z.ZodIssue, data: unknown): string {
   const at = issue.path.join('.');
@@ -159,7 +193,7 @@ function problemOf(issue: z.ZodIssue, data: unknown): string {
   );
   const given = d?.secret ? '(hidden)' : shown(value instanceof Object ? String(value) : value);
   return d
-    ? `${at} = ${given} is not valid: expected ${d.kind.expected}`
+    ? `${at} = ${given} is not valid: expected ${expected(d.kind.spec)}`
     : `${at}: ${issue.message}`;
 }
 
@@ -184,8 +218,6 @@ function placeProblems(data: unknown, storeFile: boolean): string[] {
   return out;
 }
 
-let toml: typeof import('smol-toml') | undefined;
-
 /** Reads and validates one config file: its values by key (never partially applied). */
 function fileLayer(file: string, storeFile: boolean, source: Source): Layer {
   let text: string;
@@ -201,8 +233,7 @@ function fileLayer(file: string, storeFile: boolean, source: Source): Layer {
       },
     );
   }
-  // require, not import(): the CLI bundle has no dynamic-import loader (scripts/bundle.mjs).
-  toml ??= createRequire(import.meta.url)('smol-toml') as typeof import('smol-toml');
+  toml ??= lazy('smol-toml') as typeof import('smol-toml');
   let data: unknown;
   try {
     data = toml.parse(text);
@@ -211,14 +242,14 @@ function fileLayer(file: string, storeFile: boolean, source: Source): Layer {
       hint: `fix the file (${DOCS_HINT})`,
     });
   }
-  const r = fileSchema.safeParse(data);
+  const r = schemaOfFile().safeParse(data);
   const problems = [
     ...(r.success ? [] : r.error.issues.map((i) => problemOf(i, data))),
     ...placeProblems(data, storeFile),
   ];
   const layer: Layer = new Map();
   if (r.success) {
-    for (const [section, values] of Object.entries(r.data)) {
+    for (const [section, values] of Object.entries(r.data as Record<string, object>)) {
       for (const [name, value] of Object.entries(values ?? {})) {
         if (value === undefined) continue;
         const d = settingByKey.get(`${section}.${name}`)!;

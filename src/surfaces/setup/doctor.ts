@@ -290,8 +290,9 @@ function executorCheck(d: DoctorDeps): Check {
       }
     : {
         check: 'distiller',
-        status: 'fail',
-        detail: `executor ${kind} (from ${from}): \`${program}\` is not on PATH`,
+        // The default executor the person never chose: sessions are archived, not distilled.
+        status: from === 'default' ? 'warn' : 'fail',
+        detail: `executor ${kind} (from ${from}): \`${program}\` is not on PATH${from === 'default' ? ': sessions are archived but not distilled' : ''}`,
         fix:
           kind === 'command'
             ? `install ${program} or point distill.command (MNEME_DISTILL_COMMAND) at it`

@@ -3,7 +3,7 @@
 // from, and a setting from the file changing what the CLI, a hook and `mneme serve` do.
 // The documented table and the schema list the same settings; only config/ reads MNEME_*.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import {
   isValid,
   SETTING_LIST,
 } from '../src/surfaces/config/schema.js';
+import { parseFast } from '../src/surfaces/cli/fast.js';
 import { zodLeaf } from '../src/surfaces/config/settings.js';
 import { BIN, cli, gitRepo, ROOT, tmpDir } from './helpers.js';
 import { makeWorld } from './hook-helpers.js';
@@ -108,11 +109,30 @@ describe('config.toml is validated', () => {
     );
     assert.equal(w.code, 0, w.stderr);
     assert.ok(fs.existsSync(path.join(dir, 'chosen', 'journal')), 'the write went to that store');
+    // `recall` takes the fast dispatch, which honours --config the same way.
+    assert.deepEqual(parseFast(['--config', file, 'recall', 'chosen'])?.config, file);
+    const found = cli(['--config', file, 'recall', 'Kept', 'chosen', '--json'], { home: dir, env });
+    assert.equal(found.code, 0, found.stderr);
+    assert.match(found.stdout, /Kept in chosen/);
     // MNEME_CONFIG names the same file.
     const viaEnv = settingsOf(
       cli(['config', '--json'], { home: dir, env: { MNEME_HOME: '', MNEME_CONFIG: file } }),
     );
     assert.equal(viaEnv['store.home']!.value, path.join(dir, 'chosen'));
+  });
+
+  it('validates again after an edit (the checked copy of a valid file never masks a bad one)', () => {
+    const home = store('[inject]\nmax_lines = 40\n');
+    const first = settingsOf(cli(['config', '--json'], { home }));
+    assert.equal(first['inject.max_lines']!.value, 40);
+    assert.ok(fs.existsSync(path.join(home, '.state', 'config.checked.json')));
+    assert.equal(settingsOf(cli(['config', '--json'], { home }))['inject.max_lines']!.value, 40);
+    fs.writeFileSync(path.join(home, 'config.toml'), '[inject]\nmax_lines = -40\n');
+    const bad = cli(['config'], { home });
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /inject\.max_lines = -40 is not valid/);
+    fs.writeFileSync(path.join(home, 'config.toml'), '[inject]\nmax_lines = 41\n');
+    assert.equal(settingsOf(cli(['config', '--json'], { home }))['inject.max_lines']!.value, 41);
   });
 
   it('config --check validates a file without using it', () => {
@@ -241,6 +261,45 @@ describe('a setting from config.toml changes behaviour', () => {
     } finally {
       w.cleanup();
     }
+  });
+
+  it('a hook reads a checked config.toml without loading the TOML parser or zod; an edit loads them', () => {
+    const home = store('[inject]\nmax_bytes = 4000\n');
+    const trace = path.join(home, 'imports.txt');
+    const imported = () => {
+      fs.rmSync(trace, { force: true });
+      const r = spawnSync(
+        process.execPath,
+        [
+          '--import',
+          path.join(ROOT, 'test', 'fixtures', 'trace-imports.mjs'),
+          BIN,
+          'hook',
+          'session-start',
+        ],
+        {
+          cwd: home,
+          input: '{}',
+          env: {
+            ...process.env,
+            MNEME_HOME: home,
+            MNEME_DURABLE: '0',
+            MNEME_SLEEP_AUTO: '0',
+            MNEME_TRACE_IMPORTS: trace,
+          },
+          encoding: 'utf8',
+        },
+      );
+      assert.equal(r.status, 0, r.stderr);
+      return fs.readFileSync(trace, 'utf8');
+    };
+    const first = imported(); // validates and keeps the checked copy
+    assert.ok(first.includes('/node_modules/smol-toml/') && first.includes('/node_modules/zod/'));
+    const again = imported();
+    assert.ok(again.includes('/bin/mneme.js'), 'the trace sees imports');
+    assert.ok(!again.includes('/node_modules/smol-toml/') && !again.includes('/node_modules/zod/'));
+    fs.writeFileSync(path.join(home, 'config.toml'), '[inject]\nmax_bytes = 4001\n');
+    assert.ok(imported().includes('/node_modules/zod/'), 'an edited file is validated again');
   });
 
   it('mneme serve: store.lock_timeout_ms from config.toml bounds an API write', async () => {

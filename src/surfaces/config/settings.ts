@@ -4,6 +4,7 @@
 // smol-toml (loaded only when a file exists, so a hook without one pays nothing) and validated
 // with zod: an unknown key, a bad value or a bad environment value is refused, never ignored.
 // The store's own config.toml cannot choose the store (it is found through the store).
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -220,9 +221,20 @@ function placeProblems(data: unknown, storeFile: boolean): string[] {
 
 /** Reads and validates one config file: its values by key (never partially applied). */
 function fileLayer(file: string, storeFile: boolean, source: Source): Layer {
-  let text: string;
+  const text = readConfig(file, source);
+  // The store's own file, unchanged since it was last validated: its checked values, without
+  // loading the TOML parser and zod again (a hook is a whole process; they cost it ~20 ms).
+  const checked = storeFile ? checkedCopy(file, text) : null;
+  const hit = checked?.read();
+  if (hit) return hit;
+  const layer = validateFile(file, text, storeFile);
+  checked?.write(layer);
+  return layer;
+}
+
+function readConfig(file: string, source: Source): string {
   try {
-    text = fs.readFileSync(file, 'utf8');
+    return fs.readFileSync(file, 'utf8');
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     throw new MnemeError(
@@ -233,6 +245,9 @@ function fileLayer(file: string, storeFile: boolean, source: Source): Layer {
       },
     );
   }
+}
+
+function validateFile(file: string, text: string, storeFile: boolean): Layer {
   toml ??= lazy('smol-toml') as typeof import('smol-toml');
   let data: unknown;
   try {
@@ -266,6 +281,48 @@ function fileLayer(file: string, storeFile: boolean, source: Source): Layer {
       details: { file, problems },
     });
   return layer;
+}
+
+/**
+ * `.state/config.checked.json` beside the store's config.toml: the values of the file's last
+ * validated content, keyed by a hash of that content and of the schema. Any edit (or a new
+ * mneme with other settings) misses and validates again; only the store's owner can write it.
+ */
+function checkedCopy(file: string, text: string) {
+  const at = path.join(path.dirname(file), '.state', 'config.checked.json');
+  const schema = JSON.stringify(SETTING_LIST.map((d) => [d.key, d.kind.spec, d.where]));
+  const hash = createHash('sha256').update(schema).update('\u0000').update(text).digest('hex');
+  return {
+    read(): Layer | null {
+      try {
+        const c = JSON.parse(fs.readFileSync(at, 'utf8')) as {
+          hash?: string;
+          values?: Record<string, unknown>;
+        };
+        if (c.hash !== hash || !c.values) return null;
+        const layer: Layer = new Map();
+        for (const [key, value] of Object.entries(c.values)) {
+          const d = settingByKey.get(key);
+          if (!d || d.where !== 'any' || !isValid(d.kind.spec, value)) return null;
+          layer.set(key, { value, source: { kind: 'file', path: file } });
+        }
+        return layer;
+      } catch {
+        return null; // none yet, or unreadable: validate
+      }
+    },
+    write(layer: Layer): void {
+      const values = Object.fromEntries([...layer].map(([k, v]) => [k, v.value]));
+      const tmp = `${at}.${process.pid}.tmp`;
+      try {
+        fs.mkdirSync(path.dirname(at), { recursive: true });
+        fs.writeFileSync(tmp, `${JSON.stringify({ hash, values })}\n`);
+        fs.renameSync(tmp, at);
+      } catch {
+        fs.rmSync(tmp, { force: true }); // a read-only store validates every time
+      }
+    },
+  };
 }
 
 function resolveHome(p: string, base: string): string {
@@ -386,7 +443,11 @@ export function loadSettings(
 /** `mneme config --check FILE`: the file's settings, or the refusal loading would give. */
 export function checkConfigFile(file: string, opts: { storeFile?: boolean } = {}) {
   const abs = path.resolve(file);
-  const layer = fileLayer(abs, opts.storeFile === true, { kind: 'file', path: abs });
+  const layer = validateFile(
+    abs,
+    readConfig(abs, { kind: 'file', path: abs }),
+    opts.storeFile === true,
+  );
   return [...layer.keys()];
 }
 

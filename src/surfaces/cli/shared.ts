@@ -78,7 +78,7 @@ export interface RecallFlags {
   minTrust?: Trust;
 }
 
-export const RECALL_DEFAULT_LIMIT = 10;
+export { RECALL_DEFAULT_LIMIT } from '../../core/limits.js';
 
 /** `mneme recall WORDS...`: one engine recall, printed. */
 export async function recallAndPrint(

@@ -3,7 +3,6 @@
 // an unknown field such as `trust` is refused), turned into write-path ops, and every write goes
 // through engine.apply. Errors map via errors.ts.
 import { Hono, type Context } from 'hono';
-import { z } from 'zod';
 import { MnemeError, invalid } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
 import {
@@ -20,10 +19,6 @@ import type { AppOptions, HttpEnv } from './context.js';
 import { OPENAPI } from './openapi.js';
 import { resolveProject, type ProjectChoice } from './project-param.js';
 import { listReports, readReport } from './reports.js';
-
-/** A body parsed with its schema: the value, or the engine's one refusal shape. */
-export const parseWith = <S extends z.ZodTypeAny>(schema: S, value: unknown, what: string) =>
-  parsePayload(schema, value, what);
 
 async function jsonBody(c: Context<HttpEnv>): Promise<Record<string, unknown>> {
   const ct = c.req.header('content-type') ?? '';
@@ -143,7 +138,7 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
 
   api.post('/memories', async (c) => {
     const raw = await jsonBody(c);
-    const b = parseWith(BODIES.remember, raw, 'remember');
+    const b = parsePayload(BODIES.remember, raw, 'remember');
     const { engine } = bound(c, b.project);
     const { project: _p, ...rest } = b;
     const [r] = await engine.apply(
@@ -178,7 +173,7 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
 
   for (const verb of ['supersede', 'correct'] as const) {
     api.post(`/memories/:id/${verb}`, async (c) => {
-      const b = parseWith(BODIES[verb], await jsonBody(c), verb);
+      const b = parsePayload(BODIES[verb], await jsonBody(c), verb);
       const { engine } = bound(c, b.project);
       const { project: _p, ...rest } = b;
       const [r] = await engine.apply(
@@ -193,7 +188,7 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
 
   for (const verb of ['retract', 'link'] as const) {
     api.post(`/memories/:id/${verb}`, async (c) => {
-      const b = parseWith(BODIES[verb], await jsonBody(c), verb);
+      const b = parsePayload(BODIES[verb], await jsonBody(c), verb);
       const { engine } = bound(c, b.project);
       const { project: _p, ...rest } = b;
       const [r] = await engine.apply(
@@ -212,7 +207,7 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
 
   api.get('/recall', async (c) => {
     const { engine } = bound(c);
-    const r = parseWith(RecallInput, recallFromQuery(c.req.query()), 'recall');
+    const r = parsePayload(RecallInput, recallFromQuery(c.req.query()), 'recall');
     return c.json(await engine.recall(r.query, recallOptions(r, apiActor(c.get('caller')))));
   });
 

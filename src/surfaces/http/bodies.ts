@@ -30,7 +30,7 @@ const base = (t: z.ZodTypeAny): z.ZodTypeAny => (t instanceof z.ZodOptional ? ba
 export function recallFromQuery(query: Record<string, string>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [field, schema] of Object.entries(RecallInput.shape)) {
-    const v = query[recallParam(field)];
+    const v = query[recallParam(field)] ?? query[field];
     if (v === undefined) continue;
     const t = base(schema);
     if (t instanceof z.ZodBoolean) {

@@ -346,7 +346,9 @@ export function payloadRefusal(schema: z.ZodTypeAny, error: z.ZodError, what: st
     'invalid',
     `invalid ${what}: ${field} ${missing ? 'is required' : `is refused: ${issue.message.charAt(0).toLowerCase()}${issue.message.slice(1)}`}`,
     {
-      hint: described ? `${String(issue.path[0])}: ${described}` : `fix ${field} and send it again`,
+      hint: described
+        ? `${missing ? 'give ' : ''}${String(issue.path[0])}: ${described}`
+        : `fix ${field} and send it again`,
       details: { field },
     },
   );

@@ -135,6 +135,32 @@ describe('config.toml is validated', () => {
     assert.equal(settingsOf(cli(['config', '--json'], { home }))['inject.max_lines']!.value, 41);
   });
 
+  it('a --config file may name a Postgres store and its tenant (the environment still wins)', () => {
+    const dir = store();
+    const file = path.join(dir, 'team.toml');
+    fs.writeFileSync(
+      file,
+      '[store]\ndatabase_url = "postgres://u:pw@db.example/m"\ntenant = "acme"\n',
+    );
+    const env = { MNEME_HOME: '', MNEME_DATABASE_URL: '', MNEME_TENANT: '' };
+    const s = settingsOf(cli(['--config', file, 'config', '--json'], { home: dir, env }));
+    assert.equal(s['store.database_url']!.value, 'postgres://u:***@db.example/m');
+    assert.deepEqual(s['store.tenant']!.source, { kind: 'file', path: file });
+    const over = settingsOf(
+      cli(['--config', file, 'config', '--json'], {
+        home: dir,
+        env: { ...env, MNEME_TENANT: 'beta' },
+      }),
+    );
+    assert.equal(over['store.tenant']!.value, 'beta');
+    // The flag for another store wins over the file's database.
+    const local = settingsOf(
+      cli(['--config', file, '--store', dir, 'config', '--json'], { home: dir, env }),
+    );
+    assert.equal(local['store.home']!.value, dir);
+    assert.deepEqual(local['store.home']!.source, { kind: 'flag', name: '--store' });
+  });
+
   it('config --check validates a file without using it', () => {
     const dir = store();
     const good = path.join(dir, 'good.toml');

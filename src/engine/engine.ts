@@ -21,7 +21,9 @@ import { indexVectors, vectorStatus, type FillReport } from './vector.js';
 export type { Binding, EngineContext, SourceFiles } from './context.js';
 export type { DistillLimits, DistillOptions, DistillReport, Executor } from './distill.js';
 export type { FsckIssue, FsckOptions, FsckReport, FixOutcome, Phase } from './fsck.js';
-export type { InjectOptions, InjectResult } from './inject.js';
+export type { InjectOptions, InjectResult, PromptInjectOptions } from './inject.js';
+export type { BrowseFilters, MemoryRow } from './browse-filters.js';
+export { FRESHNESS_FILTERS, STATUS_FILTERS } from './browse-filters.js';
 export type { ReadLevel } from './read.js';
 export type { RecallOptions, RecallResponse, RecallResult } from './recall.js';
 export type { SleepOptions, SleepResult } from './sleep.js';
@@ -95,6 +97,15 @@ export class Engine {
         !(v.status === 'active' && rejected(v)),
     );
   }
+  /**
+   * Browsing without a query: this binding's memories (ended ones too) filtered by type, trust,
+   * status and source freshness (re-read through the project's files, as recall does), newest
+   * first. Refuses an unknown filter value.
+   */
+  async browse(filters: import('./browse-filters.js').BrowseFilters = {}) {
+    const { browseRows } = await import('./browse.js');
+    return browseRows(this.#ctx, await this.memories({ includeEnded: true }), filters);
+  }
   /** Memories per project scope in the whole store (callers filter by what they may read). */
   async projectCounts(): Promise<Record<string, number>> {
     const { byScope } = await this.#ctx.store.status();
@@ -159,6 +170,11 @@ export class Engine {
   async injectFile(filePath: string, opts: InjectOptions) {
     const { fileBlock } = await import('./inject.js');
     return fileBlock(this.#ctx, filePath, opts);
+  }
+  /** The block recalled for one prompt (the best few recall results that may be injected). */
+  async injectPrompt(prompt: string, opts: import('./inject.js').PromptInjectOptions) {
+    const { promptBlock } = await import('./inject.js');
+    return promptBlock(this.#ctx, prompt, opts);
   }
   /** Whether decisions ask for the review passphrase. */
   async passphraseRequired(): Promise<boolean> {

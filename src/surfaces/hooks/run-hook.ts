@@ -4,7 +4,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { citedIds } from '../../core/citation.js';
-import { autoInjectable, orderEntries, renderInjection } from '../../core/inject.js';
 import { messageOf, safeSessionName, type Host } from '../../core/transcript.js';
 import { MnemeError } from '../../core/errors.js';
 import type { Engine, InjectOptions } from '../../engine/engine.js';
@@ -36,9 +35,10 @@ interface InjectedState {
 /** The largest source file a pre-edit block hashes (as the engine's own source reads). */
 const SOURCE_FILE_BYTES = 8 * 1024 * 1024;
 
-const num = (v: string | undefined, fallback: number) => {
+/** A setting's number, or undefined (the engine's default) when unset or not a number ≥ 0. */
+const num = (v: string | undefined): number | undefined => {
   const n = Number(v);
-  return v !== undefined && v !== '' && Number.isFinite(n) && n >= 0 ? n : fallback;
+  return v !== undefined && v !== '' && Number.isFinite(n) && n >= 0 ? n : undefined;
 };
 
 function usableDir(p: string | null): string | null {
@@ -89,7 +89,7 @@ export async function runHook(r: HookRun): Promise<{ stdout: string; record: Hoo
             return null;
           }
         },
-        weightFloor: num(r.env.MNEME_INJECT_WEIGHT_FLOOR, 0),
+        weightFloor: num(r.env.MNEME_INJECT_WEIGHT_FLOOR),
       };
       const ctx = { r, payload, engine, sessions, ref, cwd, root, inject, rec };
       stdout = await dispatch(ctx);
@@ -219,8 +219,8 @@ async function sessionStart(c: Ctx): Promise<string> {
   }
   const res = await c.engine.injectSessionStart({
     ...c.inject,
-    maxBytes: num(c.r.env.MNEME_INJECT_MAX_BYTES, 8192),
-    maxLines: num(c.r.env.MNEME_INJECT_MAX_LINES, 80),
+    maxBytes: num(c.r.env.MNEME_INJECT_MAX_BYTES),
+    maxLines: num(c.r.env.MNEME_INJECT_MAX_LINES),
   });
   return injected(c, res.text, res.ids, {
     candidates: res.candidates,
@@ -237,8 +237,8 @@ async function preToolUse(c: Ctx): Promise<string> {
   for (const file of c.payload.filePaths) {
     const res = await c.engine.injectFile(path.resolve(c.cwd, file), {
       ...c.inject,
-      maxBytes: num(c.r.env.MNEME_FILE_INJECT_MAX_BYTES, 2048),
-      maxLines: num(c.r.env.MNEME_FILE_INJECT_MAX_LINES, 12),
+      maxBytes: num(c.r.env.MNEME_FILE_INJECT_MAX_BYTES),
+      maxLines: num(c.r.env.MNEME_FILE_INJECT_MAX_LINES),
     });
     if (res.text !== '') return injected(c, res.text, res.ids, { tool: c.payload.toolName, file });
   }
@@ -254,44 +254,11 @@ async function promptSubmit(c: Ctx): Promise<string> {
   }
   const prompt = c.payload.prompt ?? '';
   if (prompt.trim() === '') return '';
-  const floor = num(c.r.env.MNEME_PROMPT_SCORE_FLOOR, 1);
-  const res = await c.engine.recall(prompt.slice(0, 2000), { limit: 3, logUsage: false });
-  const now = c.engine.now();
-  const entries = [];
-  for (const x of res.results) {
-    if (x.score < floor) continue;
-    const v = await c.engine.current(x.id);
-    if (!v) continue;
-    // The same predicate as every other unasked injection (bound memories fail closed here).
-    const ok = autoInjectable(v, {
-      scopes: c.engine.scopes,
-      now,
-      weight: 1,
-      weightFloor: c.inject.weightFloor ?? 0,
-      freshness: v.source ? 'missing' : 'unbound',
-      // recall served it, so it matched no tombstone of a scope this binding reads
-      rejectedHere: false,
-    });
-    if (ok)
-      entries.push({
-        id: v.id,
-        type: v.type,
-        trust: v.trust,
-        abstract: v.abstract,
-        recorded_at: v.recorded_at,
-      });
-  }
-  const { text, ids } = renderInjection(orderEntries(entries), {
-    maxBytes: 2048,
-    maxLines: 8,
-    title: 'recalled for this prompt',
+  const res = await c.engine.injectPrompt(prompt, {
+    ...c.inject,
+    scoreFloor: num(c.r.env.MNEME_PROMPT_SCORE_FLOOR),
   });
-  if (ids.length > 0) {
-    await c.engine.recordUsage([
-      { at: now, kind: 'inject', ids, actor: 'hook', query: prompt.slice(0, 200) },
-    ]);
-  }
-  return injected(c, text, ids, { results: res.results.length });
+  return injected(c, res.text, res.ids, { results: res.candidates });
 }
 
 async function archiveAndDistill(c: Ctx): Promise<void> {

@@ -6,7 +6,6 @@ import { z } from 'zod';
 import { MnemeError, invalid } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
 import { apiActor, surfaceOf } from './auth.js';
-import { browse } from './browse.js';
 import type { AppOptions, HttpEnv } from './context.js';
 import { OPENAPI } from './openapi.js';
 import { resolveProject, type ProjectChoice } from './project-param.js';
@@ -137,19 +136,15 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
   });
 
   api.get('/memories', async (c) => {
-    const { engine, choice } = bound(c);
+    const { engine } = bound(c);
     const q = c.req.query();
-    const memories = await browse(
-      engine,
-      {
-        type: q.type || undefined,
-        trust: q.trust || undefined,
-        status: q.status || undefined,
-        freshness: q.freshness || undefined,
-        limit: intParam(q.limit, 'limit', 500),
-      },
-      choice.root,
-    );
+    const memories = await engine.browse({
+      type: q.type || undefined,
+      trust: q.trust || undefined,
+      status: q.status || undefined,
+      freshness: q.freshness || undefined,
+      limit: intParam(q.limit, 'limit', 500),
+    });
     return c.json({ memories });
   });
 

@@ -6,8 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { distillSession, DISTILL_DEFAULTS, type Executor } from '../src/engine/distill.js';
-import type { Engine } from '../src/engine/engine.js';
+import { DISTILL_DEFAULTS, type Engine, type Executor } from '../src/engine/engine.js';
 import { SessionFiles } from '../src/store/files/session-files.js';
 import { openEngine } from '../src/surfaces/compose.js';
 import { makeWorld } from './hook-helpers.js';
@@ -21,6 +20,8 @@ const msg = (role: 'user' | 'assistant', text: string) =>
 describe('distillSession', () => {
   let dir: string;
   let engine: Engine;
+  /** A person's view of the same store (an agent's engine hides quarantined memories). */
+  let viewer: Engine;
   let sessions: SessionFiles;
   const binding = { project: 'alpha-1234abcd', identity: 'test' };
 
@@ -32,23 +33,24 @@ describe('distillSession', () => {
       env: { MNEME_DURABLE: '0' },
       surface: 'agent',
     });
+    viewer = await openEngine({ store: dir, binding, env: { MNEME_DURABLE: '0' } });
     sessions = new SessionFiles(dir);
   });
   after(async () => {
+    await viewer.close();
     await engine.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
   const run = (session: string, executor: Executor, limits = DISTILL_DEFAULTS, dryRun = false) =>
-    distillSession(engine.ctx, sessions, executor, {
+    engine.distill(sessions, executor, {
       host: 'claude-code',
       session,
       handoff: false,
       dryRun,
       limits,
     });
-  const abstracts = async () =>
-    (await engine.ctx.store.listCurrent(engine.scopes)).map((v) => v.abstract);
+  const abstracts = async () => (await viewer.memories()).map((v) => v.abstract);
 
   it('a conflicting value is held as a proposal, not retried', async () => {
     const ref = { host: 'claude-code' as const, session: 'held' };

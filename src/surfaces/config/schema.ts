@@ -2,7 +2,12 @@
 // it, the flag that wins over both, its default, what a value must be, and what it means.
 // docs/configuration.md holds the same list as a table (test/config.test.ts keeps them equal).
 // Loading (file, environment, flags, precedence) is in settings.ts; nothing else reads MNEME_*.
-import { DISTILL_DEFAULTS } from '../../engine/engine.js';
+import {
+  DISTILL_DEFAULTS,
+  INJECT_BUDGETS,
+  PROMPT_RECALL,
+  WEIGHT_FLOOR,
+} from '../../engine/engine.js';
 
 /**
  * A value's type as plain data (no zod here: a hook without a config file must not load it;
@@ -366,7 +371,7 @@ export const SETTINGS = {
       key: 'hooks.prompt_score_floor',
       env: 'MNEME_PROMPT_SCORE_FLOOR',
       kind: numKind(0),
-      default: 1,
+      default: PROMPT_RECALL.scoreFloor,
       meaning: 'recall results below this score are not injected on a prompt',
     }),
   },
@@ -375,35 +380,35 @@ export const SETTINGS = {
       key: 'inject.max_bytes',
       env: 'MNEME_INJECT_MAX_BYTES',
       kind: intKind(0),
-      default: 8192,
+      default: INJECT_BUDGETS.sessionStart.maxBytes,
       meaning: 'the session-start block: at most this many bytes',
     }),
     max_lines: def({
       key: 'inject.max_lines',
       env: 'MNEME_INJECT_MAX_LINES',
       kind: intKind(0),
-      default: 80,
+      default: INJECT_BUDGETS.sessionStart.maxLines,
       meaning: 'the session-start block: at most this many lines',
     }),
     file_max_bytes: def({
       key: 'inject.file_max_bytes',
       env: 'MNEME_FILE_INJECT_MAX_BYTES',
       kind: intKind(0),
-      default: 2048,
+      default: INJECT_BUDGETS.file.maxBytes,
       meaning: 'the block before an edit: at most this many bytes',
     }),
     file_max_lines: def({
       key: 'inject.file_max_lines',
       env: 'MNEME_FILE_INJECT_MAX_LINES',
       kind: intKind(0),
-      default: 12,
+      default: INJECT_BUDGETS.file.maxLines,
       meaning: 'the block before an edit: at most this many lines',
     }),
     weight_floor: def({
       key: 'inject.weight_floor',
       env: 'MNEME_INJECT_WEIGHT_FLOOR',
       kind: numKind(0),
-      default: 0,
+      default: WEIGHT_FLOOR,
       meaning: 'memories whose weight is below this are not injected unasked',
     }),
   },

@@ -4,7 +4,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { citedIds } from '../../core/citation.js';
-import { autoInjectable, orderEntries, renderInjection } from '../../core/inject.js';
 import { messageOf, safeSessionName, type Host } from '../../core/transcript.js';
 import { MnemeError } from '../../core/errors.js';
 import type { Engine, InjectOptions } from '../../engine/engine.js';
@@ -259,44 +258,11 @@ async function promptSubmit(c: Ctx): Promise<string> {
   }
   const prompt = c.payload.prompt ?? '';
   if (prompt.trim() === '') return '';
-  const floor = c.settings.hooks.prompt_score_floor;
-  const res = await c.engine.recall(prompt.slice(0, 2000), { limit: 3, logUsage: false });
-  const now = c.engine.now();
-  const entries = [];
-  for (const x of res.results) {
-    if (x.score < floor) continue;
-    const v = await c.engine.current(x.id);
-    if (!v) continue;
-    // The same predicate as every other unasked injection (bound memories fail closed here).
-    const ok = autoInjectable(v, {
-      scopes: c.engine.scopes,
-      now,
-      weight: 1,
-      weightFloor: c.inject.weightFloor ?? 0,
-      freshness: v.source ? 'missing' : 'unbound',
-      // recall served it, so it matched no tombstone of a scope this binding reads
-      rejectedHere: false,
-    });
-    if (ok)
-      entries.push({
-        id: v.id,
-        type: v.type,
-        trust: v.trust,
-        abstract: v.abstract,
-        recorded_at: v.recorded_at,
-      });
-  }
-  const { text, ids } = renderInjection(orderEntries(entries), {
-    maxBytes: 2048,
-    maxLines: 8,
-    title: 'recalled for this prompt',
+  const res = await c.engine.injectPrompt(prompt, {
+    ...c.inject,
+    scoreFloor: c.settings.hooks.prompt_score_floor,
   });
-  if (ids.length > 0) {
-    await c.engine.recordUsage([
-      { at: now, kind: 'inject', ids, actor: 'hook', query: prompt.slice(0, 200) },
-    ]);
-  }
-  return injected(c, text, ids, { results: res.results.length });
+  return injected(c, res.text, res.ids, { results: res.candidates });
 }
 
 async function archiveAndDistill(c: Ctx): Promise<void> {

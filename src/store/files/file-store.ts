@@ -57,6 +57,7 @@ import type { FileParts } from './parts.js';
 import { rebuildIndex, reindexLineages } from './rebuild.js';
 import { needsFullRebuild, needsRecovery, recoverLocked } from './recovery.js';
 import { appendUsage, readUsage } from './usage-log.js';
+import { SessionFiles } from './session-files.js';
 import { VectorDb } from './vector-db.js';
 
 export interface FileStoreOptions {
@@ -76,7 +77,10 @@ export interface FileStoreOptions {
 
 export class FileStore implements Store {
   readonly backend = 'files';
+  readonly capabilities = { vectors: true, handEdits: true };
   readonly layout: Layout;
+  /** The session archive: `archive/sessions/` and `.state/` under the store's directory. */
+  readonly sessions: SessionFiles;
   private readonly index: IndexDb;
   private readonly journalFiles: JournalFiles;
   private readonly lockTimeoutMs: number;
@@ -95,6 +99,7 @@ export class FileStore implements Store {
 
   private constructor(root: string, opts: FileStoreOptions) {
     this.layout = new Layout(path.resolve(root));
+    this.sessions = new SessionFiles(this.layout.root);
     const durable = opts.durable ?? true;
     this.lockTimeoutMs = opts.lockTimeoutMs ?? 10_000;
     this.deferFullRebuild = opts.deferFullRebuild ?? false;

@@ -1,7 +1,11 @@
 // The Store port: what the engine needs from a backend. The engine decides *what* to write
 // (validation, screening, tombstones, trust); an adapter decides *how* to persist it durably and
-// how to express the eligibility predicate inside its own queries. Every adapter passes the
-// conformance suite in test/store-conformance.ts.
+// how to express the eligibility predicate inside its own queries. Every method is required and
+// holds on every adapter; what genuinely differs is the small `capabilities` set (a vector arm,
+// hand-editable files), and a method behind a missing capability gives the backend's true answer
+// (handEdited: null) or a refusal that says what to do (vectors). The session archive is part
+// of the port (`sessions`, store/sessions.ts). Every adapter passes the conformance suite in
+// test/store-conformance.ts; a behaviour not in that suite is not in the port.
 import type { Eligibility } from '../core/eligibility.js';
 import type {
   AcknowledgedBreak,

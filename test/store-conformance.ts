@@ -848,6 +848,21 @@ export function storeConformance(name: string, factory: StoreFactory): void {
             e.code === 'refused' && e.details?.chain === 'broken',
         );
         assert.ok(ids(await f.a.recall('chains verified', { logUsage: false })).includes(kept.id));
+        // What a repair would do, read-only; an agent may not; a person's repair re-anchors.
+        const damage = await f.store.diagnoseJournal();
+        assert.equal(damage.ok, false);
+        assert.ok(damage.breaks.length >= 1);
+        const agent = engineFor(f.store, PROJECT_A, f.clock, 'agent');
+        await assert.rejects(agent.repairJournal('an agent tries', AGENT), /only a person/);
+        assert.equal((await f.a.verifyJournal()).ok, false, 'the refused repair changed nothing');
+        const repaired = await f.a.repairJournal('a row was deleted by hand', HUMAN);
+        assert.equal(repaired.entries[0]!.op, 'journal_repair');
+        assert.equal((await f.a.verifyJournal()).ok, true);
+        const anchor = await f.store.anchor();
+        assert.ok(anchor.present);
+        assert.equal(anchor.head.seq, repaired.entries.at(-1)!.seq);
+        const after = await remember(f.a, 'Chains take writes again after a repair');
+        assert.ok(after.id);
       } finally {
         await f.cleanup();
       }
@@ -899,6 +914,72 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         assert.equal(again.imported, 0);
       } finally {
         await g.cleanup();
+        await f.cleanup();
+      }
+    });
+
+    // ---- status, usage and the write lock -------------------------------------------------
+
+    it('status counts the given scopes only; the usage log reads back in order', async () => {
+      const f = await fixture();
+      try {
+        const a1 = await remember(f.a, 'Status counts memories');
+        await remember(f.a, 'Status counts global memories too', { global: true });
+        await remember(f.b, 'Bravo has its own memory');
+        const gone = await remember(f.a, 'Status forgets retracted ones');
+        await f.a.apply([{ op: 'retract', id: gone.id }], HUMAN);
+        const mine = await f.store.status([PROJECT_A, 'global']);
+        assert.equal(mine.backend, f.store.backend);
+        assert.equal(mine.activeMemories, 2);
+        assert.deepEqual(mine.byScope, { [PROJECT_A]: 1, global: 1 });
+        assert.ok(!(PROJECT_B in mine.byScope), 'another project is not counted');
+        const all = await f.store.status();
+        assert.equal(all.activeMemories, 3);
+        assert.equal(all.journalHead.seq, (await f.a.verifyJournal()).head.seq);
+        const t0 = f.a.now();
+        f.clock.advance(1000);
+        await f.a.feedback(a1.id, true, HUMAN);
+        f.clock.advance(1000);
+        await f.a.recordUsage([{ kind: 'cite', ids: [a1.id], actor: 'test' }]);
+        const since = await f.store.usage({ since: t0 });
+        assert.deepEqual(
+          since.map((e) => e.kind),
+          ['feedback', 'cite'],
+        );
+        assert.deepEqual(await f.store.usage({ since: f.a.now() }), []);
+      } finally {
+        await f.cleanup();
+      }
+    });
+
+    it('concurrent writers queue on the write lock: every write lands once and the chain verifies', async () => {
+      const f = await fixture();
+      try {
+        const n = 8;
+        const written = await Promise.all(
+          Array.from({ length: n }, (_, i) => remember(f.a, `Parallel write number ${i} landed`)),
+        );
+        assert.equal(new Set(written.map((w) => w.id)).size, n);
+        const v = await f.a.verifyJournal();
+        assert.equal(v.ok, true);
+        assert.equal(v.head.seq, n);
+        assert.equal((await f.store.listCurrent([PROJECT_A])).length, n);
+        // A conflicting pair on one memory: exactly one wins, the other is a conflict.
+        const [m] = written;
+        f.clock.advance(1000);
+        const settled = await Promise.allSettled(
+          ['first', 'second'].map((x) =>
+            f.a.apply(
+              [{ op: 'supersede', id: m!.id, expected_rev: 1, abstract: `Parallel write ${x}` }],
+              HUMAN,
+            ),
+          ),
+        );
+        assert.equal(settled.filter((r) => r.status === 'fulfilled').length, 1);
+        const lost = settled.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+        assert.equal((lost.reason as { code?: string }).code, 'conflict');
+        assert.equal((await f.store.getLineage(m!.id))!.length, 2);
+      } finally {
         await f.cleanup();
       }
     });

@@ -10,6 +10,7 @@
 // recovery.ts (intents, catch-up), rebuild.ts (the index from the files), integrity.ts (fsck's
 // findings), hand-edits.ts, journal-health.ts (anchor, damage, repair), effects.ts (tombstones
 // and proposals), lineage-files.ts and usage-log.ts, each taking the FileParts of parts.ts.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MnemeError } from '../../core/errors.js';
@@ -87,7 +88,10 @@ export class FileStore implements Store {
   private readonly deferFullRebuild: boolean;
   /** What the concept modules work on (the layout, index and journal above, and settings). */
   private readonly parts: FileParts;
-  private locked = false;
+  /** Set inside the write lock's own async context (see withWriteLock). */
+  private readonly held = new AsyncLocalStorage<true>();
+  /** This process's writers queue here, so one at a time waits on the lock file. */
+  private queue: Promise<unknown> = Promise.resolve();
   /**
    * A commit reached its journal line but could not update the index (or write its effects):
    * the write stands, and the index is caught up from the journal before the next read here.
@@ -167,17 +171,28 @@ export class FileStore implements Store {
 
   // ---- locking and recovery -------------------------------------------------------------
 
+  /**
+   * Re-entrant only inside the holder's own async context (AsyncLocalStorage): a concurrent
+   * caller of this process — two requests of `mneme serve` — queues for the lock like another
+   * process would, so a read-check-write (expected_rev, live slug) cannot interleave with
+   * another one and lose an update.
+   */
   async withWriteLock<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.locked) return fn();
-    return withFileLock(this.layout.lockFile, this.lockTimeoutMs, async () => {
-      this.locked = true;
-      try {
-        recoverLocked(this.parts);
-        return await fn();
-      } finally {
-        this.locked = false;
-      }
-    });
+    if (this.held.getStore()) return fn();
+    const prior = this.queue;
+    let done!: () => void;
+    this.queue = new Promise<void>((r) => (done = r));
+    await prior.catch(() => {});
+    try {
+      return await withFileLock(this.layout.lockFile, this.lockTimeoutMs, () =>
+        this.held.run(true, async () => {
+          recoverLocked(this.parts);
+          return fn();
+        }),
+      );
+    } finally {
+      done();
+    }
   }
 
   private async recoverIfNeeded(): Promise<void> {
@@ -195,7 +210,8 @@ export class FileStore implements Store {
   // ---- the write path's storage half ------------------------------------------------------
 
   async commit(req: CommitRequest): Promise<JournalEntry> {
-    if (!this.locked) throw new MnemeError('internal', 'commit called without the store lock');
+    if (!this.held.getStore())
+      throw new MnemeError('internal', 'commit called without the store lock');
     return commitLocked(this.parts, req, this.markBehind);
   }
 
@@ -207,7 +223,7 @@ export class FileStore implements Store {
   private async catchUp(): Promise<void> {
     if (!this.behind) return;
     try {
-      if (this.locked) recoverLocked(this.parts);
+      if (this.held.getStore()) recoverLocked(this.parts);
       else await this.withWriteLock(async () => {});
       this.behind = false;
     } catch {

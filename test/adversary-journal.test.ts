@@ -497,13 +497,13 @@ describe('the distiller on a store that refuses writes', () => {
     );
     await engine.apply([{ op: 'remember', type: 'fact', abstract: 'Charlie: cut' }], AGENT);
     cutTail(dir);
-    sessions.appendArchive(ref, [
+    await sessions.appendArchive(ref, [
       JSON.stringify({ type: 'user', message: { role: 'user', content: 'The queue is SQS.' } }),
     ]);
     const halted = await run();
     assert.match(halted.error ?? '', /accepts no write/);
     assert.equal(halted.refused.length, 0, 'nothing was counted as refused (and dropped later)');
-    assert.ok(sessions.readState('inflight', ref), 'the batch stays in flight');
+    assert.ok(await sessions.readState('inflight', ref), 'the batch stays in flight');
     assert.ok(!(await abstracts()).includes('Bravo: the queue is SQS'));
     // Does: after a person's repair the same run applies it.
     await person.repairJournal('the last line was cut', HUMAN);

@@ -159,10 +159,20 @@ export class Engine {
     ]);
     return { at };
   }
-  /** Where a memory came from: its provenance in the session archive, and its journal. */
-  async trace(id: string, sessions: SessionStore | null) {
+  /**
+   * Where a memory came from: its provenance in the session archive (this store's own unless
+   * another is given), and its journal.
+   */
+  async trace(id: string, sessions?: SessionStore | null) {
     const { trace } = await import('./trace.js');
-    return trace(this.#ctx, id, sessions);
+    return trace(this.#ctx, id, sessions ?? this.#ctx.store.sessions);
+  }
+  /**
+   * The session archive of this engine's store (files, or the tenant's rows): the hooks archive
+   * transcript increments and keep their session state in it, the distiller reads it.
+   */
+  archive(): SessionStore {
+    return this.#ctx.store.sessions;
   }
   /** The SessionStart block (latest handoff first, then the rest by weight). */
   async injectSessionStart(opts: InjectOptions) {
@@ -231,9 +241,9 @@ export class Engine {
     return checkSources(this.#ctx, actor);
   }
   /** Distils one archived session into proposals and memories through the write path. */
-  async distill(sessions: SessionStore, executor: Executor, opts: DistillOptions) {
+  async distill(sessions: SessionStore | null, executor: Executor, opts: DistillOptions) {
     const { distillSession } = await import('./distill.js');
-    return distillSession(this.#ctx, sessions, executor, opts);
+    return distillSession(this.#ctx, sessions ?? this.#ctx.store.sessions, executor, opts);
   }
 
   /** The write path: ops as ops.ts defines them (parsed again here, at the engine's boundary). */

@@ -79,14 +79,6 @@ function freshnessOf(v: RevisionView, opts: InjectOptions): Freshness {
   return judgeSource(v.source, { bytes: data, commitReachable: null }).freshness;
 }
 
-async function withWeights(
-  ctx: EngineContext,
-  views: RevisionView[],
-): Promise<{ view: RevisionView; weight: number }[]> {
-  const weights = ctx.store.weights ? await ctx.store.weights(views.map((v) => v.id)) : new Map();
-  return views.map((view) => ({ view, weight: weights.get(view.id) ?? 1 }));
-}
-
 function admitted(
   ctx: EngineContext,
   candidates: { view: RevisionView; weight: number }[],
@@ -131,7 +123,6 @@ async function sessionCandidates(
 ): Promise<{ view: RevisionView; weight: number }[]> {
   const scopes = readableScopes(ctx.binding);
   const store = ctx.store;
-  if (!store.injectCandidates) return withWeights(ctx, await store.listCurrent(scopes));
   const now = ctx.clock().toISOString();
   const handoffs = ctx.binding.project
     ? await store.injectCandidates({
@@ -161,7 +152,7 @@ async function persisted(
   candidates: { view: RevisionView }[],
 ): Promise<Map<string, FreshnessRecord>> {
   const bound = candidates.filter((c) => c.view.source).map((c) => c.view.id);
-  return bound.length > 0 && ctx.store.freshness ? ctx.store.freshness(bound) : new Map();
+  return bound.length > 0 ? ctx.store.freshness(bound) : new Map();
 }
 
 async function record(ctx: EngineContext, ids: string[], query: string, opts: InjectOptions) {
@@ -221,17 +212,15 @@ export async function fileBlock(
   }
   const scopes = readableScopes(ctx.binding);
   // An adapter that prefilters hands back each candidate's weight with it; otherwise look it up.
-  const candidates = ctx.store.injectCandidates
-    ? (
-        await ctx.store.injectCandidates({
-          scopes,
-          now: ctx.clock().toISOString(),
-          limit: 100_000,
-          types: ['constraint', 'procedure'],
-          sourcePath: rel,
-        })
-      ).map((h) => ({ view: h.view, weight: h.weight }))
-    : await withWeights(ctx, await ctx.store.listCurrent(scopes));
+  const candidates = (
+    await ctx.store.injectCandidates({
+      scopes,
+      now: ctx.clock().toISOString(),
+      limit: 100_000,
+      types: ['constraint', 'procedure'],
+      sourcePath: rel,
+    })
+  ).map((h) => ({ view: h.view, weight: h.weight }));
   const weighted = candidates.filter(
     ({ view: v }) =>
       (v.source !== null && v.source !== undefined && v.source.path === rel) ||

@@ -11,12 +11,12 @@ import { SchemaRegistry } from '../core/schema.js';
 import type { Clock } from '../core/time.js';
 import { createEngine, type Binding, type Engine, type SourceFiles } from '../engine/engine.js';
 import { FileStore } from '../store/files/file-store.js';
-import { SessionFiles } from '../store/files/session-files.js';
 import type { Store } from '../store/port.js';
 import type { Database } from '../store/postgres/database.js';
+import type { SessionStore } from '../store/sessions.js';
 import { loadSettings, type LoadedSettings, type Settings } from './config/settings.js';
 import { embedderFrom } from './embed/settings.js';
-import { localRoot, type StoreFlags } from './open.js';
+import type { StoreFlags } from './open.js';
 import { bindProject, findRepoRoot } from './project.js';
 import { projectFiles } from './source-files.js';
 
@@ -24,7 +24,6 @@ import { projectFiles } from './source-files.js';
 export type { SessionMeta, SessionRef, SessionStore } from '../store/sessions.js';
 export type { JournalDamage, Store, VerifyReport } from '../store/port.js';
 export type { Database } from '../store/postgres/database.js';
-export type { SessionFiles } from '../store/files/session-files.js';
 export { writeFileAtomic } from '../store/files/atomic.js';
 export { peekIndexSeq } from '../store/files/index-peek.js';
 
@@ -130,14 +129,16 @@ export async function openEngine(opts: OpenOptions = {}): Promise<Engine> {
   );
 }
 
-/** The raw session archive the hooks keep for this store (local to this machine). */
-export function openArchive(flags: StoreFlags, env: NodeJS.ProcessEnv = process.env) {
-  return archiveAt(localRoot(flags, env));
-}
-
-/** The session archive under a local root already resolved from the store flags. */
-export function archiveAt(root: string): SessionFiles {
-  return new SessionFiles(root);
+/**
+ * The session archive of the store the flags name, for a command that needs it before (or
+ * without) an engine — `distill --pending` lists the sessions with work. The same archive
+ * `engine.archive()` hands out: files under the embedded store, the tenant's rows on Postgres.
+ */
+export async function openArchive(
+  opts: OpenOptions = {},
+): Promise<{ archive: SessionStore; close: () => Promise<void> }> {
+  const store = await openStore(opts);
+  return { archive: store.sessions, close: () => store.close() };
 }
 
 /** What a server asks for per request: a binding, a surface, and the project's root if known. */
@@ -168,7 +169,8 @@ export interface ServedStore {
   engineFor(r: ServedEngineRequest): Engine;
   /** The MCP engine: the starting directory's project, surface agent. */
   mcpEngine: Engine;
-  archive: SessionFiles;
+  /** The store's session archive (trace reads provenance in it). */
+  archive: SessionStore;
   reportsDir: string;
   gauges(): Promise<{ journalLength: number; proposalsPending: number }>;
   close(): Promise<void>;
@@ -208,7 +210,7 @@ export async function composeServedStore(o: {
     settings: l.settings,
     engineFor: (r) => assemble(a, r.binding, r.surface, servedFiles(r, home)),
     mcpEngine: assemble(a, home.binding, 'agent', home.files),
-    archive: archiveAt(target.root),
+    archive: store.sessions,
     reportsDir: path.join(target.root, 'reports'),
     gauges: async () => ({
       journalLength: (await store.status()).journalHead.seq,

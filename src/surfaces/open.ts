@@ -28,8 +28,9 @@ export function storeTarget(flags: StoreFlags, env: NodeJS.ProcessEnv = process.
 }
 
 /**
- * Where a command keeps what is local to this machine — the hook log, the raw session archive
- * and its watermarks, the distiller's locks, sleep and fsck reports: the embedded store's own
+ * Where a command keeps what is local to this machine — the hook log, the distiller's locks,
+ * sleep and fsck reports (the session archive is the store's own: files, or the tenant's rows
+ * on Postgres): the embedded store's own
  * directory, or for a Postgres store a directory of its own per database and tenant
  * ($XDG_STATE_HOME/mneme/…, default ~/.local/state/mneme/…), never an embedded store's home.
  */

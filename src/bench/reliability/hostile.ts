@@ -132,8 +132,11 @@ export async function runHostile(workDir: string): Promise<HostileReport> {
       () => (outsideFiles(sandbox, home).length ? 'a file appeared outside the store' : null),
     );
   for (const session of ['../../x', '/etc/passwd', 'a/b', '..'])
-    await tryCase(P, `session name ${session}`, 'error', async () =>
-      new SessionFiles(home).appendArchive({ host: 'generic', session }, ['{}']),
+    await tryCase(
+      P,
+      `session name ${session}`,
+      'error',
+      async () => await new SessionFiles(home).appendArchive({ host: 'generic', session }, ['{}']),
     );
   // Import bundles naming hostile scopes, ids, slugs, types and revision numbers.
   const exported = await engine.exportBundle();
@@ -308,7 +311,9 @@ export async function runHostile(workDir: string): Promise<HostileReport> {
   ];
   for (const [i, [name, output]] of outputs.entries()) {
     const ref = { host: 'generic' as const, session: `model-${i}` };
-    sessions.appendArchive(ref, [JSON.stringify({ role: 'user', content: `talk for ${name}` })]);
+    await sessions.appendArchive(ref, [
+      JSON.stringify({ role: 'user', content: `talk for ${name}` }),
+    ]);
     await tryCase(
       M,
       name,

@@ -6,6 +6,7 @@
 // `mneme journal repair`.
 import fs from 'node:fs';
 import path from 'node:path';
+import { MnemeError } from '../../core/errors.js';
 import {
   EMPTY_HEAD,
   GENESIS,
@@ -103,8 +104,14 @@ export class JournalFiles {
    * holds the store lock and has checked the chain (`check`) and passes the anchor it found.
    */
   append(body: JournalBody, anchor: Anchor): JournalEntry {
+    return this.appendEntry(chainEntry(this.head(), body), anchor);
+  }
+
+  /** Appends an entry already chained (core's commitEntry) to the journal's last entry. */
+  appendEntry(entry: JournalEntry, anchor: Anchor): JournalEntry {
     const head = this.head();
-    const entry = chainEntry(head, body);
+    if (entry.seq !== head.seq + 1 || entry.prev !== head.hash)
+      throw new MnemeError('internal', `journal entry ${entry.seq} is not chained to the head`);
     fs.mkdirSync(this.dir, { recursive: true });
     const segs = this.segments();
     let file = segs[segs.length - 1];

@@ -8,7 +8,7 @@ import { messageOf, safeSessionName, type Host } from '../../core/transcript.js'
 import { MnemeError } from '../../core/errors.js';
 import type { Engine, InjectOptions } from '../../engine/engine.js';
 import { readInputFile } from '../input-file.js';
-import { archiveAt, openEngine, type SessionFiles, type SessionRef } from '../compose.js';
+import { openEngine, type SessionRef, type SessionStore } from '../compose.js';
 import { loadSettings, type LoadedSettings } from '../config/settings.js';
 import { childStore, localRoot, type StoreFlags } from '../open.js';
 import { bindProject, findRepoRoot } from '../project.js';
@@ -72,7 +72,7 @@ export async function runHook(r: HookRun): Promise<{ stdout: string; record: Hoo
       const binding = bindProject(cwd);
       engine = await openIndexed(r, loaded, root, binding, cwd, rec);
       if (!engine) return { stdout: '', record: finish(rec, started, root) };
-      const sessions = archiveAt(root);
+      const sessions = engine.archive();
       const ref: SessionRef | null = payload.sessionId
         ? { host: r.host, session: safeSessionName(payload.sessionId) }
         : null;
@@ -164,7 +164,7 @@ interface Ctx {
   settings: LoadedSettings['settings'];
   payload: HookPayload;
   engine: Engine;
-  sessions: SessionFiles;
+  sessions: SessionStore;
   ref: SessionRef | null;
   cwd: string;
   root: string;
@@ -188,25 +188,30 @@ async function dispatch(c: Ctx): Promise<string> {
   }
 }
 
-function rememberInjected(c: Ctx, ids: string[]) {
+async function rememberInjected(c: Ctx, ids: string[]) {
   if (!c.ref || ids.length === 0) return;
-  const st = c.sessions.readState<InjectedState>('injected', c.ref) ?? {
+  const st = (await c.sessions.readState<InjectedState>('injected', c.ref)) ?? {
     ids: [],
     cited: [],
     ignored: [],
   };
   st.ids = [...new Set([...st.ids, ...ids])];
-  c.sessions.writeState('injected', c.ref, st);
+  await c.sessions.writeState('injected', c.ref, st);
 }
 
-function injected(c: Ctx, text: string, ids: string[], extra: Record<string, unknown>): string {
+async function injected(
+  c: Ctx,
+  text: string,
+  ids: string[],
+  extra: Record<string, unknown>,
+): Promise<string> {
   if (text === '') {
     c.rec.detail = extra;
     return '';
   }
   c.rec.outcome = 'injected';
   c.rec.detail = { ...extra, ids: ids.length, bytes: Buffer.byteLength(text) };
-  rememberInjected(c, ids);
+  await rememberInjected(c, ids);
   return hookOutput(c.r.host, c.r.event, text);
 }
 
@@ -271,7 +276,7 @@ async function archiveAndDistill(c: Ctx): Promise<void> {
   const checked = checkTranscript(c.payload.transcriptPath, c.cwd);
   if ('problem' in checked) throw new Error(checked.problem);
   const binding = c.engine.binding;
-  c.sessions.writeState('sessions', c.ref, {
+  await c.sessions.writeState('sessions', c.ref, {
     host: c.r.host,
     session: c.ref.session,
     sessionId: c.payload.sessionId,
@@ -281,7 +286,7 @@ async function archiveAndDistill(c: Ctx): Promise<void> {
     transcript: checked.file,
     updated_at: new Date().toISOString(),
   });
-  const inc = archiveIncrement(c.sessions, c.ref, checked.file);
+  const inc = await archiveIncrement(c.sessions, c.ref, checked.file);
   const detail: Record<string, unknown> = { archived: inc ? inc.lines.length : 0 };
   if (inc) {
     c.rec.outcome = 'archived';
@@ -322,7 +327,7 @@ async function recordCitations(c: Ctx, lines: string[], detail: Record<string, u
     .filter((m) => m?.role === 'assistant')
     .map((m) => m!.text)
     .join('\n');
-  const st = c.sessions.readState<InjectedState>('injected', ref) ?? {
+  const st = (await c.sessions.readState<InjectedState>('injected', ref)) ?? {
     ids: [],
     cited: [],
     ignored: [],
@@ -344,7 +349,7 @@ async function recordCitations(c: Ctx, lines: string[], detail: Record<string, u
   await c.engine.recordUsage(events);
   st.cited = [...new Set([...st.cited, ...cited])];
   st.ignored = [...new Set([...st.ignored, ...ignored])];
-  c.sessions.writeState('injected', ref, st);
+  await c.sessions.writeState('injected', ref, st);
   detail.cited = cited.length;
   detail.ignored = ignored.length;
 }

@@ -1,7 +1,7 @@
 // `mneme mcp`: the MCP server over stdio. The project is bound once, from the directory the
 // client started us in; stdout belongs to the protocol, so diagnostics go to stderr only.
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { openArchive, openEngine } from '../compose.js';
+import { openEngine } from '../compose.js';
 import { loadSettings } from '../config/settings.js';
 import type { StoreFlags } from '../open.js';
 import { createMcpServer } from './server.js';
@@ -28,7 +28,7 @@ export async function serveStdio(o: StdioOptions): Promise<void> {
   const server = createMcpServer(engine, {
     session: settings.settings.mcp.session,
     // The session archive the hooks keep for this same store (trace resolves provenance in it).
-    sessions: openArchive(flags, o.env),
+    sessions: engine.archive(),
     onInternalError: (e) => o.stderr(`mneme mcp: internal error: ${(e as Error).stack ?? e}\n`),
   });
   const transport = new StdioServerTransport();

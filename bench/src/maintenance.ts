@@ -1,14 +1,14 @@
 // Benchmark (not a test): wall time of one `sleep` pass and one `fsck` scan over a store of N
 // memories seeded through engine.apply (durable: false), with a usage log to weigh. Run:
-//   node dist/src/bench/maintenance.js --n 10000 --out bench/results/maintenance-10k.json
+//   node dist/bench/src/maintenance.js --n 10000 --out bench/results/maintenance-10k.json
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SchemaRegistry } from '../core/schema.js';
-import { Engine } from '../engine/engine.js';
-import { fsck } from '../engine/fsck.js';
-import { sleep } from '../engine/sleep.js';
-import { FileStore } from '../store/files/file-store.js';
+import { SchemaRegistry } from '../../src/core/schema.js';
+import { Engine } from '../../src/engine/engine.js';
+import { fsck } from '../../src/engine/fsck.js';
+import { sleep } from '../../src/engine/sleep.js';
+import { FileStore } from '../../src/store/files/file-store.js';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);

@@ -1,6 +1,6 @@
 // Benchmark (not a test): MCP `recall` round-trip latency with the SDK client, in-process over
 // InMemoryTransport and over real stdio (`node bin/mneme.js mcp`), against a store of N memories.
-// Usage: node dist/src/bench/mcp-latency.js [--n 1000] [--iterations 200] [--out result.json]
+// Usage: node dist/bench/src/mcp-latency.js [--n 1000] [--iterations 200] [--out result.json]
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,9 +9,9 @@ import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { mnemeBin } from '../surfaces/install-root.js';
-import { createMcpServer } from '../surfaces/mcp/server.js';
-import { openEngine } from '../surfaces/compose.js';
+import { mnemeBin } from '../../src/surfaces/install-root.js';
+import { createMcpServer } from '../../src/surfaces/mcp/server.js';
+import { openEngine } from '../../src/surfaces/compose.js';
 
 const { values } = parseArgs({
   options: {

@@ -5,11 +5,11 @@
 // is appended to <store>/../acks-<tag>.log before the next one starts.
 import fs from 'node:fs';
 import path from 'node:path';
-import { SchemaRegistry } from '../../core/schema.js';
-import { distillSession, DISTILL_DEFAULTS } from '../../engine/distill.js';
-import { Engine } from '../../engine/engine.js';
-import { FileStore } from '../../store/files/file-store.js';
-import { SessionFiles } from '../../store/files/session-files.js';
+import { SchemaRegistry } from '../../src/core/schema.js';
+import { distillSession, DISTILL_DEFAULTS } from '../../src/engine/distill.js';
+import { Engine } from '../../src/engine/engine.js';
+import { FileStore } from '../../src/store/files/file-store.js';
+import { SessionFiles } from '../../src/store/files/session-files.js';
 import { CRASH_BINDING } from './kill.js';
 
 const [mode, storeDir, tag, countText] = process.argv.slice(2);

@@ -20,12 +20,9 @@ const out = flag('--out', '');
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/mneme.js');
 const TYPES = ['fact', 'decision', 'constraint', 'procedure', 'lesson', 'preference'];
 
-async function seed(home: string, project: string, n: number) {
-  const engine = await openEngine({
-    store: home,
-    env: { MNEME_DURABLE: '0' },
-    binding: { project, identity: 'bench' },
-  });
+/** Seeds the store through an engine bound, as the hook will be, to the project at `cwd`. */
+async function seed(home: string, cwd: string, n: number) {
+  const engine = await openEngine({ store: home, cwd, env: { MNEME_DURABLE: '0' } });
   const BATCH = 500;
   for (let i = 0; i < n; i += BATCH) {
     const ops = [];
@@ -58,9 +55,8 @@ for (const n of sizes) {
     path.join(proj, '.git', 'config'),
     '[remote "origin"]\n\turl = git@github.com:bench/proj.git\n',
   );
-  const { bindProject } = await import('../../src/surfaces/project.js');
   const t0 = Date.now();
-  await seed(home, bindProject(proj).project!, n);
+  await seed(home, proj, n);
   const seedMs = Date.now() - t0;
   const payload = JSON.stringify({
     session_id: 'bench',

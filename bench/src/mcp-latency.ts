@@ -5,11 +5,11 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { mnemeBin } from '../../src/surfaces/install-root.js';
 import { createMcpServer } from '../../src/surfaces/mcp/server.js';
 import { openEngine } from '../../src/surfaces/compose.js';
 
@@ -20,6 +20,7 @@ const { values } = parseArgs({
     out: { type: 'string' },
   },
 });
+const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/mneme.js');
 const N = Number(values.n);
 const ITER = Number(values.iterations);
 
@@ -99,7 +100,7 @@ async function main() {
 
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [mnemeBin(), 'mcp'],
+      args: [BIN, 'mcp'],
       cwd: repo,
       env: { ...env, MNEME_HOME: store },
     });

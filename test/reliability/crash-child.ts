@@ -6,8 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { SchemaRegistry } from '../../src/core/schema.js';
-import { distillSession, DISTILL_DEFAULTS } from '../../src/engine/distill.js';
-import { Engine } from '../../src/engine/engine.js';
+import { DISTILL_DEFAULTS, Engine } from '../../src/engine/engine.js';
 import { FileStore } from '../../src/store/files/file-store.js';
 import { SessionFiles } from '../../src/store/files/session-files.js';
 import { CRASH_BINDING } from './kill.js';
@@ -28,13 +27,15 @@ const store = await FileStore.open(storeDir!, {
   lockTimeoutMs: 10_000,
   faultPoint,
 });
-const engine = new Engine({
-  store,
-  clock: () => new Date(),
-  registry: new SchemaRegistry(),
-  binding: CRASH_BINDING,
-  surface: 'human',
-});
+const engineFor = (binding: typeof CRASH_BINDING) =>
+  new Engine({
+    store,
+    clock: () => new Date(),
+    registry: new SchemaRegistry(),
+    binding,
+    surface: 'human',
+  });
+const engine = engineFor(CRASH_BINDING);
 const actor = { kind: 'agent' as const, session: tag };
 const count = Number(countText);
 
@@ -76,7 +77,7 @@ if (mode === 'write') {
       evidence: [[1, 1]],
     }),
   ).join('\n');
-  const report = await distillSession(engine.ctx, sessions, async () => lines, {
+  const report = await engine.distill(sessions, async () => lines, {
     host: 'generic',
     session: tag!,
     handoff: false,
@@ -88,10 +89,7 @@ if (mode === 'write') {
   // A reader looping recall while others write: every served revision must exist in its
   // lineage as the lineage's active head at some point — never a torn, half-written state.
   const stopFile = tag!;
-  const reader = new Engine({
-    ...engine.ctx,
-    binding: JSON.parse(process.env.MNEME_READ_BINDING!),
-  });
+  const reader = engineFor(JSON.parse(process.env.MNEME_READ_BINDING!));
   let reads = 0;
   let served = 0;
   const problems: string[] = [];

@@ -10,8 +10,7 @@ import { LIMITS } from '../../src/core/limits.js';
 import { parseRevision } from '../../src/core/markdown.js';
 import { SchemaRegistry } from '../../src/core/schema.js';
 import type { Actor } from '../../src/core/types.js';
-import { distillSession, DISTILL_DEFAULTS } from '../../src/engine/distill.js';
-import { Engine } from '../../src/engine/engine.js';
+import { DISTILL_DEFAULTS, Engine } from '../../src/engine/engine.js';
 import { FileStore } from '../../src/store/files/file-store.js';
 import { SessionFiles } from '../../src/store/files/session-files.js';
 import { isAgentVariable } from '../../src/surfaces/agent-env.js';
@@ -34,18 +33,20 @@ export async function runHostile(workDir: string): Promise<HostileReport> {
   const home = path.join(sandbox, 'store');
   fs.mkdirSync(home, { recursive: true });
   const report: HostileReport = { categories: {}, tried: 0, problems: [] };
+  const engineOver = (store: FileStore) =>
+    new Engine({
+      store,
+      clock: () => new Date(),
+      registry: new SchemaRegistry(),
+      binding: BINDING,
+      surface: 'human',
+    });
   let store = await FileStore.open(home, { durable: false, lockTimeoutMs: 5_000 });
-  let engine = new Engine({
-    store,
-    clock: () => new Date(),
-    registry: new SchemaRegistry(),
-    binding: BINDING,
-    surface: 'human',
-  });
+  let engine = engineOver(store);
   const reopen = async () => {
     await engine.close();
     store = await FileStore.open(home, { durable: false, lockTimeoutMs: 5_000 });
-    engine = new Engine({ ...engine.ctx, store });
+    engine = engineOver(store);
   };
 
   const sentinels: { id: string; abstract: string }[] = [];
@@ -309,7 +310,7 @@ export async function runHostile(workDir: string): Promise<HostileReport> {
       name,
       'accept',
       () =>
-        distillSession(engine.ctx, sessions, async () => output, {
+        engine.distill(sessions, async () => output, {
           host: 'generic',
           session: ref.session,
           handoff: false,

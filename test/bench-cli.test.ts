@@ -164,3 +164,16 @@ test('mneme bench without the bench tree (an installed package) refuses with wha
     fs.rmSync(pkg, { recursive: true, force: true });
   }
 });
+
+test('mneme bench passes what follows it to the benchmark verbatim, product options included', () => {
+  const run = (args: string[]) =>
+    spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: process.env });
+  const help = run(['bench', '--help']);
+  assert.equal(help.status, 0, help.stderr);
+  assert.match(help.stdout, /Usage: mneme bench/);
+  assert.match(help.stdout, /longmemeval/);
+  // --db is also a product option; after `bench scale` it is the benchmark's to accept or refuse.
+  const db = run(['bench', 'scale', '--db', 'postgres://nowhere/x', '--n', '5']);
+  assert.equal(db.status, 1);
+  assert.match(db.stderr, /unknown option '--db'/);
+});

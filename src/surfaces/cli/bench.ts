@@ -20,19 +20,26 @@ export function registerBench(c: CliContext): void {
     .argument('[args...]', 'the benchmark and its options: longmemeval, locomo, scale, docs')
     .allowUnknownOption()
     .helpOption(false)
-    .action((args: string[]) => {
+    .action(() => {
       const entry = benchEntry();
       if (!fs.existsSync(entry))
         throw new MnemeError('invalid', `the benchmark tooling is not here (no ${entry})`, {
           hint: 'benchmarks run from a source checkout of mneme: `npm run build` there, then `mneme bench <name>`',
         });
-      const r = spawnSync(
-        process.execPath,
-        [entry, ...args, ...(c.globals().json ? ['--json'] : [])],
-        { stdio: 'inherit' },
-      );
+      const r = spawnSync(process.execPath, [entry, ...benchArgs(c)], { stdio: 'inherit' });
       if (r.error) throw r.error;
       const code = r.status ?? 1;
       if (code !== 0) throw new ExitCode(code);
     });
+}
+
+/**
+ * Everything typed after `bench`, verbatim: options the product also has (--json, --db, --store)
+ * belong to the benchmark there, so they are taken from the raw arguments, not from what the
+ * product's parser kept. A --json before `bench` is passed on too.
+ */
+function benchArgs(c: CliContext): string[] {
+  const raw = (c.program as unknown as { rawArgs: string[] }).rawArgs;
+  const tail = raw.slice(raw.indexOf('bench') + 1);
+  return c.globals().json && !tail.includes('--json') ? [...tail, '--json'] : tail;
 }

@@ -14,8 +14,9 @@ import { FileStore } from '../store/files/file-store.js';
 import { SessionFiles } from '../store/files/session-files.js';
 import type { Store } from '../store/port.js';
 import type { Database } from '../store/postgres/database.js';
-import { embedderFromEnv } from './embed/settings.js';
-import { localRoot, storeTarget, type StoreFlags } from './open.js';
+import { loadSettings, type LoadedSettings, type Settings } from './config/settings.js';
+import { embedderFrom } from './embed/settings.js';
+import { localRoot, type StoreFlags } from './open.js';
 import { bindProject, findRepoRoot } from './project.js';
 import { projectFiles } from './source-files.js';
 
@@ -48,29 +49,37 @@ export interface OpenOptions extends StoreFlags {
   surface?: 'human' | 'agent';
   clock?: Clock;
   env?: NodeJS.ProcessEnv;
-  /** The vector arm's embedder (default $MNEME_EMBEDDER; off when neither is set). */
+  /** --embedder: the vector arm's embedder (else embed.embedder of the settings). */
   embedder?: string;
+  /** The command's settings, when already loaded (else loaded from the flags and `env`). */
+  settings?: LoadedSettings;
   /** Refuse (code `locked`) instead of rebuilding the whole index inline: for hooks. */
   deferRebuild?: boolean;
 }
 
 const systemClock: Clock = () => new Date();
 
+/** The settings of one command: as given, or loaded from its flags and environment. */
+const settingsOf = (opts: OpenOptions): LoadedSettings =>
+  opts.settings ?? loadSettings(opts, opts.env ?? process.env);
+
 /** --db (or $MNEME_DATABASE_URL) selects Postgres for one tenant; otherwise the embedded store. */
 export async function openStore(opts: OpenOptions = {}): Promise<Store> {
-  const env = opts.env ?? process.env;
-  const target = storeTarget(opts, env);
+  return storeFrom(settingsOf(opts), opts.deferRebuild === true);
+}
+
+async function storeFrom(l: LoadedSettings, deferRebuild: boolean): Promise<Store> {
+  const target = l.target();
   if (target.kind === 'postgres') {
     // pg is loaded only when a database is used, so the embedded path starts fast.
     const { PostgresStore } = await import('../store/postgres/postgres-store.js');
     return PostgresStore.open(target.url, { tenant: target.tenant });
   }
-  const lockTimeout = Number(env.MNEME_LOCK_TIMEOUT_MS);
   return FileStore.open(target.root, {
-    durable: env.MNEME_DURABLE !== '0',
-    // How long a writer waits for the store lock before a clear `locked` error (default 10 s).
-    ...(Number.isInteger(lockTimeout) && lockTimeout > 0 ? { lockTimeoutMs: lockTimeout } : {}),
-    ...(opts.deferRebuild ? { deferFullRebuild: true } : {}),
+    durable: l.settings.store.durable,
+    // How long a writer waits for the store lock before a clear `locked` error.
+    lockTimeoutMs: l.settings.store.lock_timeout_ms,
+    ...(deferRebuild ? { deferFullRebuild: true } : {}),
   });
 }
 
@@ -109,8 +118,9 @@ function assemble(
 
 /** An engine for one command or process: the store of the flags, the project of `cwd`. */
 export async function openEngine(opts: OpenOptions = {}): Promise<Engine> {
-  const embedder = embedderFromEnv(opts.env ?? process.env, opts.embedder);
-  const store = await openStore(opts);
+  const l = settingsOf(opts);
+  const embedder = embedderFrom(l.settings);
+  const store = await storeFrom(l, opts.deferRebuild === true);
   const cwd = opts.cwd ?? process.cwd();
   return assemble(
     { store, clock: opts.clock ?? systemClock, registry: new SchemaRegistry(), embedder },
@@ -152,6 +162,8 @@ function servedFiles(
 export interface ServedStore {
   root: string;
   store: Store;
+  /** The settings the server runs with (timeouts and the like). */
+  settings: Settings;
   /** An engine over the shared store for one request (cheap). */
   engineFor(r: ServedEngineRequest): Engine;
   /** The MCP engine: the starting directory's project, surface agent. */
@@ -165,16 +177,24 @@ export interface ServedStore {
 /** `mneme serve` over the embedded store: one store, engines per request, MCP bound to `cwd`. */
 export async function composeServedStore(o: {
   store?: string;
+  config?: string;
   cwd: string;
   env: NodeJS.ProcessEnv;
   clock?: Clock;
   embedder?: string;
+  settings?: LoadedSettings;
 }): Promise<ServedStore> {
-  const flags = { store: o.store };
-  const target = storeTarget(flags, { ...o.env, MNEME_DATABASE_URL: '' });
+  // Without settings from the command, an ambient $MNEME_DATABASE_URL does not apply here.
+  const l =
+    o.settings ??
+    loadSettings(
+      { store: o.store, config: o.config, embedder: o.embedder },
+      { ...o.env, MNEME_DATABASE_URL: '' },
+    );
+  const target = l.target();
   if (target.kind !== 'files') throw new MnemeError('invalid', 'serve --store takes a directory');
-  const embedder = embedderFromEnv(o.env, o.embedder);
-  const store = await openStore({ ...flags, env: { ...o.env, MNEME_DATABASE_URL: '' } });
+  const embedder = embedderFrom(l.settings);
+  const store = await storeFrom(l, false);
   const a: Abilities = {
     store,
     clock: o.clock ?? systemClock,
@@ -185,6 +205,7 @@ export async function composeServedStore(o: {
   return {
     root: target.root,
     store,
+    settings: l.settings,
     engineFor: (r) => assemble(a, r.binding, r.surface, servedFiles(r, home)),
     mcpEngine: assemble(a, home.binding, 'agent', home.files),
     archive: archiveAt(target.root),
@@ -217,6 +238,8 @@ export async function composeServedTenants(o: {
   poolSize?: number;
   clock?: Clock;
   env?: NodeJS.ProcessEnv;
+  /** The command's settings (else the environment's: there is no store directory). */
+  settings?: LoadedSettings;
 }): Promise<ServedTenants> {
   const { openDatabase } = await import('../store/postgres/database.js');
   const database = await openDatabase(o.db, { poolSize: o.poolSize });
@@ -224,7 +247,9 @@ export async function composeServedTenants(o: {
   const registry = new SchemaRegistry();
   let embedder: Embedder | undefined;
   try {
-    embedder = embedderFromEnv(o.env ?? process.env);
+    embedder = embedderFrom(
+      (o.settings ?? loadSettings({}, o.env ?? process.env, { storeFile: false })).settings,
+    );
   } catch (e) {
     await database.close();
     throw e;

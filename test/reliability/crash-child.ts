@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { SchemaRegistry } from '../../src/core/schema.js';
-import { DISTILL_DEFAULTS, Engine } from '../../src/engine/engine.js';
+import { DISTILL_DEFAULTS, Engine, type OpInput } from '../../src/engine/engine.js';
 import { FileStore } from '../../src/store/files/file-store.js';
 import { SessionFiles } from '../../src/store/files/session-files.js';
 import { CRASH_BINDING } from './kill.js';
@@ -53,7 +53,7 @@ if (mode === 'write') {
         : kind === 'retract'
           ? { op: 'retract', id: target, reason: `retract ${words}` }
           : { op: kind, id: target, abstract: `revised ${words}`, reason: `revise ${words}` };
-    const settled = await engine.applyEach([op], actor);
+    const settled = await engine.applyEach([op as OpInput], actor);
     const s = settled[0]!;
     if (s.ok) {
       ack(`ok ${s.result.id} ${s.result.rev} ${s.result.seq}`);

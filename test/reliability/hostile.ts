@@ -10,7 +10,7 @@ import { LIMITS } from '../../src/core/limits.js';
 import { parseRevision } from '../../src/core/markdown.js';
 import { SchemaRegistry } from '../../src/core/schema.js';
 import type { Actor } from '../../src/core/types.js';
-import { DISTILL_DEFAULTS, Engine } from '../../src/engine/engine.js';
+import { DISTILL_DEFAULTS, Engine, type OpInput } from '../../src/engine/engine.js';
 import { FileStore } from '../../src/store/files/file-store.js';
 import { SessionFiles } from '../../src/store/files/session-files.js';
 import { isAgentVariable } from '../../src/surfaces/agent-env.js';
@@ -94,7 +94,7 @@ export async function runHostile(workDir: string): Promise<HostileReport> {
     }
   };
   const remember = (o: Record<string, unknown>) =>
-    engine.apply([{ op: 'remember', type: 'fact', ...o }], HUMAN);
+    engine.apply([{ op: 'remember', type: 'fact', ...o } as OpInput], HUMAN);
 
   // --- path traversal and absolute paths -------------------------------------------------
   const P = 'path-traversal';

@@ -22,6 +22,7 @@ import {
   type SessionMeta,
   type SessionRef,
 } from '../compose.js';
+import { loadSettings } from '../config/settings.js';
 import { localRoot } from '../open.js';
 import { bindProject } from '../project.js';
 import { ExitCode, type CliContext } from './run.js';
@@ -42,6 +43,7 @@ export function registerAgentCommands(c: CliContext): void {
         store: c.globals().store,
         db: c.globals().db,
         tenant: c.globals().tenant,
+        config: c.globals().config,
         env: c.io.env,
         cwd: c.io.cwd,
         stdout: c.io.stdout,
@@ -94,7 +96,12 @@ export function registerAgentCommands(c: CliContext): void {
         const root = localRoot(c.globals(), c.io.env);
         const sessions = archiveAt(root);
         const { distillSettings, makeExecutor } = await import('../distill/executors.js');
-        const settings = distillSettings(c.io.env, { executor: o.executor, command: o.command });
+        const settings = distillSettings(
+          (o.executor !== undefined || o.command !== undefined
+            ? loadSettings({ ...c.globals(), executor: o.executor, command: o.command }, c.io.env)
+            : c.settings()
+          ).settings,
+        );
         const targets: SessionRef[] = o.session
           ? [{ host: o.host, session: safeSessionName(o.session) }]
           : sessions.archivedSessions().filter((ref) => hasWork(sessions, ref));
@@ -106,12 +113,8 @@ export function registerAgentCommands(c: CliContext): void {
             const binding = meta
               ? { project: meta.project, identity: meta.identity }
               : bindProject(c.io.cwd);
-            const { store, db, tenant, embedder } = c.globals();
             const engine = await openEngine({
-              store,
-              db,
-              tenant,
-              embedder,
+              settings: c.settings(),
               env: c.io.env,
               binding,
               surface: 'agent',

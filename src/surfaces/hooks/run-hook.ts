@@ -10,6 +10,7 @@ import { MnemeError } from '../../core/errors.js';
 import type { Engine, InjectOptions } from '../../engine/engine.js';
 import { readInputFile } from '../input-file.js';
 import { archiveAt, openEngine, type SessionFiles, type SessionRef } from '../compose.js';
+import { loadSettings, type LoadedSettings } from '../config/settings.js';
 import { childStore, localRoot, type StoreFlags } from '../open.js';
 import { bindProject, findRepoRoot } from '../project.js';
 import { appendHookLog, type HookRecord } from './hook-log.js';
@@ -23,6 +24,8 @@ export interface HookRun extends StoreFlags {
   host: Host;
   stdin: string;
   env: NodeJS.ProcessEnv;
+  /** The settings, when the caller loaded them (else loaded from the flags and `env`). */
+  settings?: LoadedSettings;
   /** The process cwd, used when the payload names none. */
   cwd: string;
 }
@@ -35,11 +38,6 @@ interface InjectedState {
 
 /** The largest source file a pre-edit block hashes (as the engine's own source reads). */
 const SOURCE_FILE_BYTES = 8 * 1024 * 1024;
-
-const num = (v: string | undefined, fallback: number) => {
-  const n = Number(v);
-  return v !== undefined && v !== '' && Number.isFinite(n) && n >= 0 ? n : fallback;
-};
 
 function usableDir(p: string | null): string | null {
   if (!p) return null;
@@ -64,14 +62,16 @@ export async function runHook(r: HookRun): Promise<{ stdout: string; record: Hoo
   let stdout = '';
   let engine: Engine | null = null;
   try {
-    if (r.env.MNEME_HOOKS_DISABLED === '1') {
+    const loaded = r.settings ?? loadSettings(r, r.env);
+    const settings = loaded.settings;
+    if (settings.hooks.disabled) {
       rec.outcome = 'disabled';
     } else {
       const payload = parsePayload(r.stdin);
       rec.session = payload.sessionId;
       const cwd = usableDir(payload.cwd) ?? r.cwd;
       const binding = bindProject(cwd);
-      engine = await openIndexed(r, root, binding, cwd, rec);
+      engine = await openIndexed(r, loaded, root, binding, cwd, rec);
       if (!engine) return { stdout: '', record: finish(rec, started, root) };
       const sessions = archiveAt(root);
       const ref: SessionRef | null = payload.sessionId
@@ -89,9 +89,9 @@ export async function runHook(r: HookRun): Promise<{ stdout: string; record: Hoo
             return null;
           }
         },
-        weightFloor: num(r.env.MNEME_INJECT_WEIGHT_FLOOR, 0),
+        weightFloor: settings.inject.weight_floor,
       };
-      const ctx = { r, payload, engine, sessions, ref, cwd, root, inject, rec };
+      const ctx = { r, settings, payload, engine, sessions, ref, cwd, root, inject, rec };
       stdout = await dispatch(ctx);
     }
   } catch (e) {
@@ -117,6 +117,7 @@ function finish(rec: HookRecord, started: bigint, root: string): HookRecord {
  */
 async function openIndexed(
   r: HookRun,
+  settings: LoadedSettings,
   root: string,
   binding: ReturnType<typeof bindProject>,
   cwd: string,
@@ -128,6 +129,7 @@ async function openIndexed(
       db: r.db,
       tenant: r.tenant,
       env: r.env,
+      settings,
       binding,
       cwd,
       surface: 'agent' as const,
@@ -160,6 +162,7 @@ async function openIndexed(
 
 interface Ctx {
   r: HookRun;
+  settings: LoadedSettings['settings'];
   payload: HookPayload;
   engine: Engine;
   sessions: SessionFiles;
@@ -211,7 +214,7 @@ function injected(c: Ctx, text: string, ids: string[], extra: Record<string, unk
 async function sessionStart(c: Ctx): Promise<string> {
   // Sleep runs without a cron: when due, a detached `mneme sleep --if-due` does the pass.
   let sleep: Record<string, string> = {};
-  if (c.r.env.MNEME_SLEEP_AUTO !== '0' && isDue(c.root, new Date(), c.r.env)) {
+  if (c.settings.sleep.auto && isDue(c.root, new Date(), c.settings.sleep.interval_hours)) {
     const child = childStore(c.r, c.r.env);
     const args = [...child.args, 'sleep', '--if-due'];
     const { spawnDistiller } = await import('./single-flight.js'); // child_process: only when due
@@ -219,8 +222,8 @@ async function sessionStart(c: Ctx): Promise<string> {
   }
   const res = await c.engine.injectSessionStart({
     ...c.inject,
-    maxBytes: num(c.r.env.MNEME_INJECT_MAX_BYTES, 8192),
-    maxLines: num(c.r.env.MNEME_INJECT_MAX_LINES, 80),
+    maxBytes: c.settings.inject.max_bytes,
+    maxLines: c.settings.inject.max_lines,
   });
   return injected(c, res.text, res.ids, {
     candidates: res.candidates,
@@ -237,8 +240,8 @@ async function preToolUse(c: Ctx): Promise<string> {
   for (const file of c.payload.filePaths) {
     const res = await c.engine.injectFile(path.resolve(c.cwd, file), {
       ...c.inject,
-      maxBytes: num(c.r.env.MNEME_FILE_INJECT_MAX_BYTES, 2048),
-      maxLines: num(c.r.env.MNEME_FILE_INJECT_MAX_LINES, 12),
+      maxBytes: c.settings.inject.file_max_bytes,
+      maxLines: c.settings.inject.file_max_lines,
     });
     if (res.text !== '') return injected(c, res.text, res.ids, { tool: c.payload.toolName, file });
   }
@@ -247,14 +250,16 @@ async function preToolUse(c: Ctx): Promise<string> {
 }
 
 async function promptSubmit(c: Ctx): Promise<string> {
-  if (c.r.env.MNEME_PROMPT_HOOK !== '1') {
+  if (!c.settings.hooks.prompt) {
     c.rec.outcome = 'disabled';
-    c.rec.detail = { hint: 'set MNEME_PROMPT_HOOK=1 to recall on each prompt' };
+    c.rec.detail = {
+      hint: 'set hooks.prompt = true in config.toml (or MNEME_PROMPT_HOOK=1) to recall on each prompt',
+    };
     return '';
   }
   const prompt = c.payload.prompt ?? '';
   if (prompt.trim() === '') return '';
-  const floor = num(c.r.env.MNEME_PROMPT_SCORE_FLOOR, 1);
+  const floor = c.settings.hooks.prompt_score_floor;
   const res = await c.engine.recall(prompt.slice(0, 2000), { limit: 3, logUsage: false });
   const now = c.engine.now();
   const entries = [];

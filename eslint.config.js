@@ -1,4 +1,4 @@
-// Lint: typescript-eslint's recommended rules over src/ and test/. The architecture rule
+// Lint: typescript-eslint's recommended rules over src/, test/ and bench/src/. The architecture rule
 // (dependencies point inward) is a test: test/architecture.test.ts.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';

@@ -149,3 +149,74 @@ it('only the composition root builds stores, archives and engines', () => {
   for (const needle of ['FileStore.open(', 'PostgresStore.open(', 'createEngine(', 'openDatabase('])
     assert.ok(root.includes(needle), `${COMPOSE} builds ${needle}`);
 });
+
+// ---- product and tooling apart (issue 15 item 8) ----------------------------------------------
+
+const TOOLING = ['bench/src', 'test/reliability'];
+
+it('the shipped tree (src/) imports nothing outside itself: no benchmark or fault-injection code', () => {
+  const violations: string[] = [];
+  let checked = 0;
+  for (const f of files(SRC)) {
+    for (const { spec } of allImports(f)) {
+      checked++;
+      if (spec.startsWith('..')) violations.push(`${rel(f)} imports ${spec}`);
+    }
+  }
+  assert.ok(checked > 500, 'the rule actually looked at the source tree');
+  assert.deepEqual(violations, []);
+  // The tooling lives outside src/ and does import the product (the rule is not vacuous).
+  for (const dir of TOOLING) {
+    const intoSrc = files(path.join(ROOT, dir)).flatMap((f) =>
+      allImports(f).filter(({ spec }) => !spec.startsWith('..')),
+    );
+    assert.ok(intoSrc.length > 10, `${dir} imports the product from outside src/`);
+  }
+});
+
+/**
+ * A fault hook in product code: an environment variable that arms a crash or a kill, a process
+ * killing itself, or product code arming one of the test seams (the store's `faultPoint`, fsck's
+ * `afterFix`), which only test-side processes may pass in.
+ */
+const FAULT_HOOK: [string, RegExp][] = [
+  ['a crash/fault/kill variable', /\bMNEME_\w*(CRASH|FAULT|KILL)\w*/],
+  ['a process killing itself', /process\.kill\(\s*process\.pid\b/],
+  ['an armed fault seam', /\b(faultPoint|afterFix)\s*:/],
+];
+
+function faultHooks(file: string): string[] {
+  const found: string[] = [];
+  fs.readFileSync(file, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      if (/^\s*(\/\/|\*|\/\*)/.test(line)) return; // comments name the seams
+      for (const [what, re] of FAULT_HOOK)
+        if (re.test(line))
+          found.push(`${path.relative(ROOT, file)}:${i + 1}: ${what}: ${line.trim()}`);
+    });
+  return found;
+}
+
+it('the shipped product has no fault hook; fault injection is installed from the test side', () => {
+  const product = files(SRC);
+  assert.ok(product.length > 100, 'the rule actually looked at the source tree');
+  assert.deepEqual(product.flatMap(faultHooks), []);
+  // The product declares the seams (options it never sets) ...
+  const text = (f: string) => fs.readFileSync(f, 'utf8');
+  assert.ok(
+    product.some((f) => /\bfaultPoint\?:/.test(text(f))),
+    'the store declares faultPoint',
+  );
+  assert.ok(
+    product.some((f) => /\bafterFix\?:/.test(text(f))),
+    'fsck declares afterFix',
+  );
+  // ... and the test-side children arm them (the rule sees a hook where there is one).
+  const armed = files(path.join(ROOT, 'test', 'reliability')).flatMap(faultHooks);
+  for (const [kind] of FAULT_HOOK)
+    assert.ok(
+      armed.some((v) => v.includes(`: ${kind}: `)),
+      `test/reliability holds ${kind} (the fault injection the product does not)`,
+    );
+});

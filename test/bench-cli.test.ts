@@ -116,3 +116,64 @@ test('bench locomo refuses a file of the wrong shape with a hint', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('the shipped bundle holds no benchmark or fault-injection code; the bench tree does', () => {
+  const bundle = fs.readFileSync(path.join(root, 'dist', 'mneme.cjs'), 'utf8');
+  const tooling = [
+    ['dist/bench/src/longmemeval.js', 'runLongMemEval'],
+    ['dist/bench/src/scale.js', 'runScale'],
+    ['dist/test/reliability/kill.js', 'runKillPoints'],
+    ['dist/test/reliability/crash-child.js', 'MNEME_CRASH_POINT'],
+  ];
+  for (const [file, name] of tooling) {
+    assert.ok(
+      fs.readFileSync(path.join(root, file!), 'utf8').includes(name!),
+      `${file} has ${name}`,
+    );
+    assert.ok(!bundle.includes(name!), `dist/mneme.cjs has no ${name}`);
+  }
+});
+
+test('mneme bench without the bench tree (an installed package) refuses with what to do', () => {
+  // An installed package's shape: package.json, bin/ and the bundle, no dist/bench.
+  const pkg = fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-installed-'));
+  try {
+    fs.mkdirSync(path.join(pkg, 'bin'));
+    fs.mkdirSync(path.join(pkg, 'dist'));
+    fs.copyFileSync(path.join(root, 'package.json'), path.join(pkg, 'package.json'));
+    fs.copyFileSync(bin, path.join(pkg, 'bin', 'mneme.js'));
+    fs.copyFileSync(path.join(root, 'dist', 'mneme.cjs'), path.join(pkg, 'dist', 'mneme.cjs'));
+    fs.symlinkSync(path.join(root, 'node_modules'), path.join(pkg, 'node_modules'));
+    const env = { ...process.env, MNEME_HOME: path.join(pkg, 'home') };
+    const run = (args: string[]) =>
+      spawnSync(process.execPath, [path.join(pkg, 'bin', 'mneme.js'), ...args], {
+        encoding: 'utf8',
+        env,
+      });
+    const missing = run(['bench', 'scale', '--n', '10']);
+    assert.equal(missing.status, 1, missing.stderr);
+    assert.match(
+      missing.stderr,
+      /benchmark tooling is not here \(no .*dist\/bench\/src\/main\.js\)/,
+    );
+    assert.match(missing.stderr, /source checkout/);
+    // The same installed copy runs its product commands.
+    const remembered = run(['--json', 'remember', '--type', 'fact', '--abstract', 'Installed']);
+    assert.equal(remembered.status, 0, remembered.stderr);
+  } finally {
+    fs.rmSync(pkg, { recursive: true, force: true });
+  }
+});
+
+test('mneme bench passes what follows it to the benchmark verbatim, product options included', () => {
+  const run = (args: string[]) =>
+    spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: process.env });
+  const help = run(['bench', '--help']);
+  assert.equal(help.status, 0, help.stderr);
+  assert.match(help.stdout, /Usage: mneme bench/);
+  assert.match(help.stdout, /longmemeval/);
+  // --db is also a product option; after `bench scale` it is the benchmark's to accept or refuse.
+  const db = run(['bench', 'scale', '--db', 'postgres://nowhere/x', '--n', '5']);
+  assert.equal(db.status, 1);
+  assert.match(db.stderr, /unknown option '--db'/);
+});

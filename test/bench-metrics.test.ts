@@ -11,8 +11,8 @@ import {
   recallAll,
   recallAny,
   recallFraction,
-} from '../src/bench/metrics.js';
-import { parseLocomoDate, parseSlashDate, splitBytes } from '../src/bench/harness.js';
+} from '../bench/src/metrics.js';
+import { parseLocomoDate, parseSlashDate, splitBytes } from '../bench/src/harness.js';
 
 const ranked = ['s3', 's1', 's7', 's2', 's9', 's4'];
 

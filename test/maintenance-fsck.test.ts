@@ -7,19 +7,16 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { FileStore } from '../src/store/files/file-store.js';
-import {
-  AGENT,
-  BIN,
-  HUMAN,
-  PROJECT_A,
-  cli,
-  engineFor,
-  gitRepo,
-  testClock,
-  tmpDir,
-} from './helpers.js';
+import { AGENT, HUMAN, PROJECT_A, cli, engineFor, gitRepo, testClock, tmpDir } from './helpers.js';
+
+const FSCK_KILL_CHILD = path.join(
+  path.dirname(fileURLToPath(import.meta.url)),
+  'reliability',
+  'fsck-fix-child.js',
+);
 
 async function fixture() {
   const dir = tmpDir();
@@ -232,9 +229,10 @@ describe('fsck', () => {
       ]);
     assert.ok(!out.issues.some((i: { memory?: string }) => i.memory === ids[2]));
     const fixIds = edits.map((i: { id: string }) => i.id);
-    const killed = spawnSync(process.execPath, [BIN, 'fsck', '--fix', ...fixIds], {
+    // The fault hook is installed by a test-side child (the shipped CLI has none).
+    const killed = spawnSync(process.execPath, [FSCK_KILL_CHILD, '1', ...fixIds], {
       cwd: repo,
-      env: { ...process.env, MNEME_HOME: home, MNEME_DURABLE: '0', MNEME_FSCK_FAULT_AFTER: '1' },
+      env: { ...process.env, MNEME_HOME: home, MNEME_DURABLE: '0' },
       encoding: 'utf8',
     });
     assert.equal(killed.signal, 'SIGKILL');

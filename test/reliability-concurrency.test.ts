@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { it } from 'node:test';
-import { runConcurrency } from '../src/bench/reliability/concurrency.js';
+import { runConcurrency } from './reliability/concurrency.js';
 import { FileStore } from '../src/store/files/file-store.js';
 import { openDatabase } from '../src/store/files/sqlite.js';
 import { engineFor, HUMAN, PROJECT_A, testClock, tmpDir } from './helpers.js';

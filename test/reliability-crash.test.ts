@@ -2,12 +2,12 @@
 // fault point, inside a rebuild, during a distiller's apply and after a delay; after each kill the
 // store recovers on open, the journal verifies, committed writes are served, uncommitted ones are
 // invisible and the dead writer's lock does not block the next writer. The long mode is
-// `npm run test:reliability` (src/bench/crash-suite.ts).
+// `npm run test:reliability` (test/reliability/crash-suite.ts).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { CI_POINTS, runKillPoints } from '../src/bench/reliability/kill.js';
+import { CI_POINTS, runKillPoints } from './reliability/kill.js';
 import { FileStore } from '../src/store/files/file-store.js';
 import { HUMAN, PROJECT_A, engineFor, testClock, tmpDir } from './helpers.js';
 

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { describe, it } from 'node:test';
-import { runFuzz } from '../src/bench/reliability/fuzz.js';
-import { runHostile } from '../src/bench/reliability/hostile.js';
+import { runFuzz } from './reliability/fuzz.js';
+import { runHostile } from './reliability/hostile.js';
 import { tmpDir } from './helpers.js';
 
 describe('hostile and broken input', () => {

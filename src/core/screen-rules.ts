@@ -1,6 +1,6 @@
 // The write-time screen's rule tables: secret shapes (redacted in place) and prompt-injection
 // shapes (the memory is quarantined). Each rule is one reviewable regex with a stable name; the
-// false-positive rate on ordinary conversation is measured by src/bench/screen-fp.ts. Every
+// false-positive rate on ordinary conversation is measured by bench/src/screen-fp.ts. Every
 // repetition is bounded (no unbounded quantifier after a common prefix) so a hostile 64 KB body
 // cannot make a rule backtrack quadratically.
 

@@ -1,6 +1,6 @@
-// The cross-process store lock: an O_EXCL lock file holding the owner's pid. A lock whose owner
-// is dead is broken by renaming it away (only one contender can win the rename). Waiting is
-// bounded; past the bound the caller gets a `locked` error naming the holder.
+// The cross-process store lock: a lock file holding the owner's pid, created atomically. A lock
+// whose owner is dead is broken by renaming it away (only one contender can win the rename).
+// Waiting is bounded; past the bound the caller gets a `locked` error naming the holder.
 import fs from 'node:fs';
 import os from 'node:os';
 import { MnemeError } from '../../core/errors.js';
@@ -41,13 +41,18 @@ export async function withFileLock<T>(
   const started = Date.now();
   let delay = 2;
   for (;;) {
+    // The lock appears with its owner already written in it (a hard link of a filled temp file,
+    // which fails if the lock exists): a writer killed while taking it never leaves an empty
+    // lock that every other writer has to wait out.
+    const tmp = `${lockFile}.tmp-${process.pid}-${Date.now()}`;
     try {
-      const fd = fs.openSync(lockFile, 'wx', 0o644);
-      fs.writeSync(fd, `${process.pid}\n${os.hostname()}\n${new Date().toISOString()}\n`);
-      fs.closeSync(fd);
+      fs.writeFileSync(tmp, `${process.pid}\n${os.hostname()}\n${new Date().toISOString()}\n`);
+      fs.linkSync(tmp, lockFile);
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    } finally {
+      fs.rmSync(tmp, { force: true });
     }
     if (!ownerAlive(lockFile)) {
       try {

@@ -1,242 +1,45 @@
-// `mneme bench …`: the benchmark harness on the command line. Each subcommand prints a summary
-// (or --json the run's result object); --out FILE writes the result there and nowhere else;
-// --json goes with the program's global flag; without --out it writes bench/results/<name>-<date>.json and regenerates docs/benchmarks.md.
+// `mneme bench <name> …`: a thin dispatcher. The benchmarks are tooling, not product: they live
+// in bench/src of a source checkout and run from its build (dist/bench/src/main.js) as a child
+// process with the arguments as given. An installed package has no bench tree, and says so.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Command } from 'commander';
 import { MnemeError } from '../../core/errors.js';
-import { DEFAULT_RANKER, type RankerOptions } from '../../core/ranking.js';
-import type { RunEnvelope } from '../../bench/results.js';
+import { installRoot } from '../install-root.js';
+import { ExitCode, type CliContext } from './run.js';
 
-// The harness is loaded only when a bench command runs, so everyday commands start fast.
-const results = () => import('../../bench/results.js');
-const scale = () => import('../../bench/scale.js');
-import type { CliContext } from './run.js';
-import { table } from './format.js';
-
-interface Common {
-  out?: string;
-  label?: string;
-  ranker?: Partial<RankerOptions>;
-  vector?: string;
-}
-
-const parsePositive = (name: string) => (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1)
-    throw new MnemeError('invalid', `${name} must be a positive integer, not "${v}"`);
-  return n;
-};
-
-const parseNs = (v: string) =>
-  v.split(',').map((x) => {
-    const n = Number(x.trim());
-    if (!Number.isInteger(n) || n < 1)
-      throw new MnemeError('invalid', `--n takes sizes like 1000,10000, not "${v}"`);
-    return n;
-  });
-
-/** `--ranker key=value` (repeatable): switches of the ranker, for ablations. */
-const parseRanker = (v: string, prev: Partial<RankerOptions> = {}) => {
-  const [k, raw] = v.split('=');
-  const known = Object.keys(DEFAULT_RANKER);
-  if (!k || raw === undefined || !known.includes(k))
-    throw new MnemeError('invalid', `--ranker "${v}" is not key=value with a known key`, {
-      hint: `keys: ${known.join(', ')}`,
-    });
-  const def = DEFAULT_RANKER[k as keyof RankerOptions];
-  let value: boolean | number;
-  if (typeof def === 'boolean') {
-    if (!['on', 'off', 'true', 'false'].includes(raw))
-      throw new MnemeError('invalid', `--ranker ${k} takes on or off`);
-    value = raw === 'on' || raw === 'true';
-  } else {
-    value = Number(raw);
-    if (!Number.isFinite(value)) throw new MnemeError('invalid', `--ranker ${k} takes a number`);
-  }
-  return { ...prev, [k]: value };
-};
-
-function common(cmd: Command): Command {
-  return cmd
-    .option('--out <file>', 'write the result here and nowhere else')
-    .option('--label <name>', 'name this configuration in the result file (default: default)')
-    .option('--ranker <key=value>', 'ranker switch, e.g. prf=off (repeatable)', parseRanker);
-}
-
-/** `--vector KIND`: the vector arm fused in, its embedder configured as for recall (MNEME_EMBED_*). */
-const withVector = (cmd: Command) =>
-  cmd.option('--vector <embedder>', 'fuse the vector arm in: hash, openai, ollama, transformers');
-
-async function benchEmbedder(c: CliContext, o: Common) {
-  if (!o.vector) return {};
-  const { embedderFrom } = await import('../embed/settings.js');
-  const { loadSettings } = await import('../config/settings.js');
-  const embedder = embedderFrom(
-    loadSettings({ ...c.globals(), embedder: o.vector }, c.io.env).settings,
-  );
-  return embedder ? { embedder } : {};
-}
-
-async function finish(
-  c: CliContext,
-  argv: string[],
-  o: Common,
-  result: { benchmark: string; n: number; metrics: Record<string, number | null> },
-  human: () => string,
-) {
-  const label =
-    o.label ??
-    ([
-      ...Object.entries(o.ranker ?? {}).map(([k, v]) => `${k}-${String(v)}`),
-      ...(o.vector ? [`vector-${o.vector}`] : []),
-    ].join('_') ||
-      'default');
-  const { envelope, regenerateDocs, writeDefault } = await results();
-  const { REPO_ROOT } = await scale();
-  const run: RunEnvelope = envelope(result, {
-    label,
-    command: ['mneme', 'bench', ...argv].join(' '),
-    root: REPO_ROOT,
-  });
-  let where: string;
-  if (o.out) {
-    fs.mkdirSync(path.dirname(path.resolve(o.out)), { recursive: true });
-    fs.writeFileSync(o.out, `${JSON.stringify(run, null, 1)}\n`);
-    where = `wrote ${o.out}`;
-  } else {
-    const file = writeDefault(REPO_ROOT, run);
-    const docs = regenerateDocs(REPO_ROOT, [run]);
-    where = `wrote ${path.relative(process.cwd(), file)}; regenerated ${path.relative(process.cwd(), docs)}`;
-  }
-  if (c.globals().json) c.io.stdout(`${JSON.stringify(run, null, 2)}\n`);
-  else c.io.stdout(`${human()}\n${where}\n`);
-}
-
-const metricsTable = (rows: [string, Record<string, number>][], keys: readonly string[]) =>
-  table([
-    ['', 'n', ...keys],
-    ...rows.map(([name, m]) => [name, String(m.n ?? ''), ...keys.map((k) => String(m[k] ?? '—'))]),
-  ]);
-
-/** The bench arguments as typed, for the result file's `command`. */
-const argvOf = () => process.argv.slice(process.argv.indexOf('bench') + 2);
+/** The benchmark entry point of a source checkout's build. */
+export const benchEntry = () => path.join(installRoot(), 'dist', 'bench', 'src', 'main.js');
 
 export function registerBench(c: CliContext): void {
-  const bench = c.program
+  c.program
     .command('bench')
-    .description('retrieval quality and speed benchmarks (see docs/benchmarks.md)');
-
-  bench
-    .command('docs')
-    .description('regenerate docs/benchmarks.md from the committed result files')
-    .action(async () => {
-      const { regenerateDocs } = await results();
-      const { REPO_ROOT } = await scale();
-      const file = regenerateDocs(REPO_ROOT);
-      c.out({ docs: file }, () => `regenerated ${path.relative(process.cwd(), file)}`);
+    .description(
+      'retrieval quality and speed benchmarks, from a source checkout (docs/benchmarks.md)',
+    )
+    .argument('[args...]', 'the benchmark and its options: longmemeval, locomo, scale, docs')
+    .allowUnknownOption()
+    .helpOption(false)
+    .action(() => {
+      const entry = benchEntry();
+      if (!fs.existsSync(entry))
+        throw new MnemeError('invalid', `the benchmark tooling is not here (no ${entry})`, {
+          hint: 'benchmarks run from a source checkout of mneme: `npm run build` there, then `mneme bench <name>`',
+        });
+      const r = spawnSync(process.execPath, [entry, ...benchArgs(c)], { stdio: 'inherit' });
+      if (r.error) throw r.error;
+      const code = r.status ?? 1;
+      if (code !== 0) throw new ExitCode(code);
     });
+}
 
-  withVector(
-    common(
-      bench
-        .command('longmemeval')
-        .description('LongMemEval-S session retrieval: a fresh store per question')
-        .requiredOption('--data <file>', 'a LongMemEval .json or .json.gz file')
-        .option('--limit <n>', 'only the first N questions', parsePositive('--limit'))
-        .option(
-          '--passage-bytes <n>',
-          'split sessions into passage memories of at most this many bytes (default 4096)',
-          parsePositive('--passage-bytes'),
-        ),
-    ),
-  ).action(async (o: Common & { data: string; limit?: number; passageBytes?: number }) => {
-    const { runLongMemEval } = await import('../../bench/longmemeval.js');
-    const r = await runLongMemEval(
-      o.data,
-      {
-        limit: o.limit,
-        passageBytes: o.passageBytes,
-        ranker: o.ranker,
-        ...(await benchEmbedder(c, o)),
-      },
-      c.io.stderr,
-    );
-    await finish(c, ['longmemeval', ...argvOf()], o, r, () =>
-      metricsTable(
-        [['all', { ...r.metrics, n: r.n }], ...Object.entries(r.by_type)],
-        Object.keys(r.metrics),
-      ),
-    );
-  });
-
-  withVector(
-    common(
-      bench
-        .command('locomo')
-        .description('LoCoMo dialog-level evidence recall: a fresh store per conversation')
-        .requiredOption('--data <file>', 'a LoCoMo .json or .json.gz file')
-        .option('--granularity <unit>', 'turn or session', 'turn')
-        .option(
-          '--context <n>',
-          'turns: neighbouring turns each side in the body (default 1)',
-          (v: string) => parsePositive('--context')(String(Number(v) + 1)) - 1,
-        ),
-    ),
-  ).action(async (o: Common & { data: string; granularity: string; context?: number }) => {
-    if (o.granularity !== 'turn' && o.granularity !== 'session')
-      throw new MnemeError(
-        'invalid',
-        `--granularity must be turn or session, not "${o.granularity}"`,
-      );
-    const { runLocomo } = await import('../../bench/locomo.js');
-    const r = await runLocomo(
-      o.data,
-      {
-        granularity: o.granularity,
-        context: o.context,
-        ranker: o.ranker,
-        ...(await benchEmbedder(c, o)),
-      },
-      c.io.stderr,
-    );
-    await finish(c, ['locomo', ...argvOf()], o, r, () =>
-      [
-        metricsTable(
-          [['all', { ...r.metrics, n: r.n }], ...Object.entries(r.by_category)],
-          Object.keys(r.metrics),
-        ),
-        `skipped: ${r.skipped.no_evidence} questions without usable evidence; ${r.skipped.malformed_ids} malformed and ${r.skipped.unknown_ids} unknown evidence ids`,
-      ].join('\n'),
-    );
-  });
-
-  common(
-    bench
-      .command('scale')
-      .description(
-        'ingest, recall, CLI, hook and rebuild at N memories (shared workload generator)',
-      )
-      .option('--n <sizes>', 'comma-separated sizes', parseNs)
-      .option('--workload <file>', 'a file made by gen-workload.mjs instead of --n')
-      .option('--no-durable', 'skip fsync on writes (the default measures durable writes)'),
-  ).action(async (o: Common & { n?: number[]; workload?: string; durable: boolean }) => {
-    if (o.n && o.workload) throw new MnemeError('invalid', 'pass --n or --workload, not both');
-    const { runScale } = await scale();
-    const r = await runScale(
-      { ns: o.workload ? undefined : (o.n ?? [1000, 10000]), workload: o.workload },
-      { ranker: o.ranker, durable: o.durable },
-      c.io.stderr,
-    );
-    await finish(c, ['scale', ...argvOf()], o, r, () => {
-      const keys = Object.keys(r.metrics);
-      return table([
-        ['metric', ...Object.keys(r.by_n).map((n) => `N=${n}`)],
-        ...keys.map((k) => [
-          k,
-          ...Object.values(r.by_n).map((m) => String((m as Record<string, unknown>)[k] ?? '—')),
-        ]),
-      ]);
-    });
-  });
+/**
+ * Everything typed after `bench`, verbatim: options the product also has (--json, --db, --store)
+ * belong to the benchmark there, so they are taken from the raw arguments, not from what the
+ * product's parser kept. A --json before `bench` is passed on too.
+ */
+function benchArgs(c: CliContext): string[] {
+  const raw = (c.program as unknown as { rawArgs: string[] }).rawArgs;
+  const tail = raw.slice(raw.indexOf('bench') + 1);
+  return c.globals().json && !tail.includes('--json') ? [...tail, '--json'] : tail;
 }

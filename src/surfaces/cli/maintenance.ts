@@ -88,16 +88,7 @@ export function registerMaintenance(c: CliContext): void {
     .action(async (o: { fix?: string[] }) => {
       const engine = await c.engine();
       if (o.fix) {
-        const after = Number(c.io.env.MNEME_FSCK_FAULT_AFTER);
-        const fixes = await engine.fsckFix(o.fix, {
-          // Test fault hook: die by SIGKILL after the nth fix, before its checkpoint.
-          ...(Number.isInteger(after) && after > 0
-            ? {
-                afterFix: (n: number) =>
-                  n === after ? process.kill(process.pid, 'SIGKILL') : undefined,
-              }
-            : {}),
-        });
+        const fixes = await engine.fsckFix(o.fix);
         c.out({ fixes }, () => table(fixes.map((f) => [f.id, f.status, f.message ?? ''])));
         if (fixes.some((f) => f.status === 'failed' || f.status === 'not_found'))
           throw new ExitCode(2);

@@ -7,12 +7,12 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseRevision, serializeRevision } from '../../core/markdown.js';
-import { SchemaRegistry } from '../../core/schema.js';
-import { revisionHash } from '../../engine/build.js';
-import { Engine } from '../../engine/engine.js';
-import { FileStore } from '../../store/files/file-store.js';
-import { SessionFiles } from '../../store/files/session-files.js';
+import { parseRevision, serializeRevision } from '../../src/core/markdown.js';
+import { SchemaRegistry } from '../../src/core/schema.js';
+import { revisionHash } from '../../src/engine/build.js';
+import { Engine } from '../../src/engine/engine.js';
+import { FileStore } from '../../src/store/files/file-store.js';
+import { SessionFiles } from '../../src/store/files/session-files.js';
 
 export const CRASH_BINDING = { project: 'crash-0000000c', identity: 'crash' };
 export const COMMIT_POINTS = [

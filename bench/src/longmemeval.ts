@@ -1,9 +1,8 @@
 // LongMemEval (S setting): per question a fresh store, every haystack session written through
 // engine.apply as an `event` memory dated by its session, the question asked through
 // Engine.recall, and the ranked sessions scored (README of the bench data).
-import { MnemeError } from '../core/errors.js';
-import type { Embedder } from '../core/embed.js';
-import type { RankerOptions } from '../core/ranking.js';
+import { MnemeError } from '../../src/core/errors.js';
+import type { RankerOptions } from '../../src/core/ranking.js';
 import {
   BENCH_ACTOR,
   embedAll,
@@ -58,8 +57,8 @@ export interface LmeConfig {
   passageBytes?: number;
   ranker?: Partial<RankerOptions>;
   durable?: boolean;
-  /** The vector arm's embedder (off when absent); every revision is embedded before asking. */
-  embedder?: Embedder;
+  /** The vector arm's embedder kind (hash, openai, …; off when absent); every revision is embedded before asking. */
+  vector?: string;
 }
 
 function checkShape(json: unknown, file: string): Question[] {
@@ -110,7 +109,7 @@ export async function runLongMemEval(
     const bench = await freshStore({
       durable: cfg.durable ?? false,
       clock: () => clockAt,
-      ...(cfg.embedder ? { embedder: cfg.embedder } : {}),
+      ...(cfg.vector ? { vector: cfg.vector } : {}),
     });
     try {
       const keyOf = new Map<string, string>();
@@ -134,7 +133,7 @@ export async function runLongMemEval(
         for (const [id, key] of ids) keyOf.set(id, key);
       }
       // Embedding the haystack is ingest work, not recall latency.
-      if (cfg.embedder) await embedAll(bench.engine);
+      if (cfg.vector) await embedAll(bench.engine);
       const t0 = process.hrtime.bigint();
       const r = await bench.engine.recall(q.question, {
         limit: 200,
@@ -190,7 +189,7 @@ export async function runLongMemEval(
       limit: cfg.limit ?? null,
       passage_bytes: cfg.passageBytes ?? DEFAULT_PASSAGE_BYTES,
       ranker: cfg.ranker ?? {},
-      vector: cfg.embedder?.model ?? null,
+      vector: cfg.vector ?? null,
       unit: 'session → event memories of at most passage_bytes each (first abstract: the first user turn; later ones: their first line), ranked by the best passage',
       durable: cfg.durable ?? false,
     },

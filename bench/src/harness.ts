@@ -1,21 +1,20 @@
 // What every benchmark shares: reading data files (.json or .json.gz), a fresh store in a temp
-// directory with an Engine bound to a fixed project (binding never comes from the cwd here), the
-// bench actor, run provenance (git commit, data sha256, machine) and a stderr progress line.
-import { MONTH_NAMES } from '../core/text.js';
+// directory with an engine bound to a fixed project (binding never comes from the cwd here), built
+// by the composition root like any surface's, the bench actor, run provenance (git commit, data
+// sha256, machine) and a stderr progress line.
+import { MONTH_NAMES } from '../../src/core/text.js';
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { MnemeError } from '../core/errors.js';
-import { SchemaRegistry } from '../core/schema.js';
-import { projectScope } from '../core/scope.js';
-import type { Clock } from '../core/time.js';
-import type { Actor } from '../core/types.js';
-import type { Embedder } from '../core/embed.js';
-import { Engine } from '../engine/engine.js';
-import { FileStore } from '../store/files/file-store.js';
+import { MnemeError } from '../../src/core/errors.js';
+import { projectScope } from '../../src/core/scope.js';
+import type { Clock } from '../../src/core/time.js';
+import type { Actor } from '../../src/core/types.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { openEngine } from '../../src/surfaces/compose.js';
 
 export const BENCH_ACTOR: Actor = { kind: 'human', surface: 'cli' };
 export const BENCH_BINDING = { project: projectScope('bench:fixed', 'bench'), identity: 'bench' };
@@ -65,18 +64,19 @@ export async function freshStore(opts: {
   durable: boolean;
   clock?: Clock;
   dir?: string;
-  /** Turns the vector arm on (bench --vector). */
-  embedder?: Embedder;
+  /** Turns the vector arm on with this embedder (bench --vector; configured by MNEME_EMBED_*). */
+  vector?: string;
 }) {
   const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-bench-'));
-  const store = await FileStore.open(dir, { durable: opts.durable });
-  const engine = new Engine({
-    store,
-    clock: opts.clock ?? (() => new Date()),
-    registry: new SchemaRegistry(),
+  const engine = await openEngine({
+    store: dir,
+    cwd: dir,
     binding: BENCH_BINDING,
     surface: 'human',
-    ...(opts.embedder ? { embedder: opts.embedder } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
+    // Always the embedded store in the temp directory, whatever the caller's environment says.
+    env: { ...process.env, MNEME_DATABASE_URL: '', MNEME_DURABLE: opts.durable ? '1' : '0' },
+    embedder: opts.vector ?? 'off',
   });
   let closed = false;
   const close = async () => {

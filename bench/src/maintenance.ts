@@ -1,12 +1,11 @@
 // Benchmark (not a test): wall time of one `sleep` pass and one `fsck` scan over a store of N
-// memories seeded through engine.apply (durable: false), with a usage log to weigh. Run:
-//   node dist/src/bench/maintenance.js --n 10000 --out bench/results/maintenance-10k.json
+// memories seeded through engine.apply (durable: false), with a usage log to weigh. The engine
+// and the store come from the composition root, as for any surface. Run:
+//   node dist/bench/src/maintenance.js --n 10000 --out bench/results/maintenance-10k.json
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SchemaRegistry } from '../core/schema.js';
-import { Engine } from '../engine/engine.js';
-import { FileStore } from '../store/files/file-store.js';
+import { openEngine, openStore } from '../../src/surfaces/compose.js';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -17,15 +16,20 @@ async function main() {
   const n = Number(arg('n', '10000'));
   const out = arg('out', '');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-bench-maint-'));
-  const store = await FileStore.open(dir, { durable: false });
   let now = Date.parse('2026-01-01T00:00:00.000Z');
-  const e = new Engine({
-    store,
-    clock: () => new Date(now),
-    registry: new SchemaRegistry(),
-    binding: { project: 'bench-0000beef', identity: 'bench' },
-    surface: 'human',
-  });
+  // The embedded store in the temp directory, whatever the caller's environment says.
+  const env = { ...process.env, MNEME_DATABASE_URL: '', MNEME_DURABLE: '0' };
+  const open = () =>
+    openEngine({
+      store: dir,
+      cwd: dir,
+      env,
+      embedder: 'off',
+      clock: () => new Date(now),
+      binding: { project: 'bench-0000beef', identity: 'bench' },
+      surface: 'human',
+    });
+  let e = await open();
   const words = ['billing', 'deploy', 'cache', 'queue', 'auth', 'search', 'mail', 'report'];
   const t0 = Date.now();
   const ids: string[] = [];
@@ -52,7 +56,13 @@ async function main() {
       actor: 'bench',
     });
   }
+  // The usage log is a fixture (what recalls and reads over time would have left), appended to
+  // the store directly while no engine holds it.
+  await e.close();
+  const store = await openStore({ store: dir, env });
   await store.appendUsage(usage);
+  await store.close();
+  e = await open();
   now += 86_400_000;
   const measure = async <T>(fn: () => Promise<T>) => {
     const s = process.hrtime.bigint();
@@ -83,7 +93,7 @@ async function main() {
     fs.writeFileSync(out, text);
   }
   process.stdout.write(text);
-  await store.close();
+  await e.close();
   fs.rmSync(dir, { recursive: true, force: true });
 }
 

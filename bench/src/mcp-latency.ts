@@ -1,17 +1,17 @@
 // Benchmark (not a test): MCP `recall` round-trip latency with the SDK client, in-process over
 // InMemoryTransport and over real stdio (`node bin/mneme.js mcp`), against a store of N memories.
-// Usage: node dist/src/bench/mcp-latency.js [--n 1000] [--iterations 200] [--out result.json]
+// Usage: node dist/bench/src/mcp-latency.js [--n 1000] [--iterations 200] [--out result.json]
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { mnemeBin } from '../surfaces/install-root.js';
-import { createMcpServer } from '../surfaces/mcp/server.js';
-import { openEngine } from '../surfaces/compose.js';
+import { createMcpServer } from '../../src/surfaces/mcp/server.js';
+import { openEngine } from '../../src/surfaces/compose.js';
 
 const { values } = parseArgs({
   options: {
@@ -20,6 +20,7 @@ const { values } = parseArgs({
     out: { type: 'string' },
   },
 });
+const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/mneme.js');
 const N = Number(values.n);
 const ITER = Number(values.iterations);
 
@@ -99,7 +100,7 @@ async function main() {
 
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [mnemeBin(), 'mcp'],
+      args: [BIN, 'mcp'],
       cwd: repo,
       env: { ...env, MNEME_HOME: store },
     });

@@ -2,9 +2,9 @@
 // the indexed text (an id like `answer_280352e9` would otherwise match the word "answer"): each
 // unit gets an opaque key in its `subject` field, and the harness maps keys back to ids.
 import crypto from 'node:crypto';
-import { LIMITS } from '../core/limits.js';
-import type { Actor } from '../core/types.js';
-import type { Engine } from '../engine/engine.js';
+import { LIMITS } from '../../src/core/limits.js';
+import type { Actor } from '../../src/core/types.js';
+import type { Engine } from '../../src/engine/engine.js';
 import { oneLine, splitBytes } from './harness.js';
 
 export interface Unit {

@@ -13,14 +13,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { safeSessionName } from '../../core/transcript.js';
-import { FileStore } from '../../store/files/file-store.js';
-import { SessionFiles } from '../../store/files/session-files.js';
-import { isAgentVariable } from '../../surfaces/agent-env.js';
-import { bindProject } from '../../surfaces/project.js';
+import { safeSessionName } from '../../src/core/transcript.js';
+import { FileStore } from '../../src/store/files/file-store.js';
+import { SessionFiles } from '../../src/store/files/session-files.js';
+import { isAgentVariable } from '../../src/surfaces/agent-env.js';
+import { bindProject } from '../../src/surfaces/project.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, '../../../..');
+const ROOT = path.resolve(HERE, '../../..');
 const BIN = path.join(ROOT, 'bin', 'mneme.js');
 const CHILD = path.join(HERE, 'crash-child.js');
 const FAKE_EXECUTOR = path.join(ROOT, 'test', 'fixtures', 'fake-executor.mjs');
@@ -492,7 +492,7 @@ async function commitPoint(
   // Another process takes SQLite's write lock on the index after the writer has opened it and
   // keeps it past the writer's bound: the write commits (journal line) and must say so; the
   // index catches up once the lock is free. The writer is held at the store lock until then.
-  const { openDatabase } = await import('../../store/files/sqlite.js');
+  const { openDatabase } = await import('../../src/store/files/sqlite.js');
   const indexFile = path.join(home, '.index', 'mneme.db');
   const lockFile = path.join(home, '.state', 'lock');
   const holder = openDatabase(indexFile);

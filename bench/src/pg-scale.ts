@@ -2,7 +2,7 @@
 // 100k memories, with two store instances (two pools, as two server processes would have) under
 // concurrent load. Every write goes through the one write path. Writes a JSON result file.
 //
-//   node dist/src/bench/pg-scale.js [--admin-url URL] [--n 10000,100000] [--queries 400]
+//   node dist/bench/src/pg-scale.js [--admin-url URL] [--n 10000,100000] [--queries 400]
 //     [--concurrency 4] [--out bench/results/pg-scale.json] [--keep]
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -10,12 +10,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { SchemaRegistry } from '../core/schema.js';
-import { projectScope } from '../core/scope.js';
-import { Engine } from '../engine/engine.js';
-import { PostgresStore } from '../store/postgres/postgres-store.js';
-import { migrate } from '../store/postgres/schema.js';
-import { createTenant } from '../store/postgres/tenants.js';
+import { SchemaRegistry } from '../../src/core/schema.js';
+import { projectScope } from '../../src/core/scope.js';
+import { Engine } from '../../src/engine/engine.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { migrate } from '../../src/store/postgres/schema.js';
+import { createTenant } from '../../src/store/postgres/tenants.js';
 import { syntheticText } from './synthetic-text.js';
 import { percentile } from './metrics.js';
 

@@ -7,14 +7,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MnemeError } from '../core/errors.js';
-import type { RankerOptions } from '../core/ranking.js';
+import { MnemeError } from '../../src/core/errors.js';
+import type { RankerOptions } from '../../src/core/ranking.js';
 import { BENCH_ACTOR, freshStore, progress, readDataFile, type DataFile } from './harness.js';
 import { opaqueKey } from './ingest.js';
 import { percentile, round4 } from './metrics.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-/** The repository root (this file runs from dist/src/bench/). */
+/** The repository root (this file runs from dist/bench/src/). */
 export const REPO_ROOT = path.resolve(here, '../../..');
 export const BIN = path.join(REPO_ROOT, 'bin', 'mneme.js');
 export const GENERATOR = path.resolve(REPO_ROOT, '..', 'shared', 'bench', 'gen-workload.mjs');

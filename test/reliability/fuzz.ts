@@ -4,15 +4,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
-import { MnemeError } from '../../core/errors.js';
-import { parseRevision, serializeRevision } from '../../core/markdown.js';
-import { normalizeValue, tombstoneKey } from '../../core/normalize.js';
-import { SchemaRegistry } from '../../core/schema.js';
-import { ftsMatchExpression, queryTerms, withProximity } from '../../core/text.js';
-import type { Revision } from '../../core/types.js';
-import { toRevision } from '../../core/revision.js';
-import { Engine } from '../../engine/engine.js';
-import { FileStore } from '../../store/files/file-store.js';
+import { MnemeError } from '../../src/core/errors.js';
+import { parseRevision, serializeRevision } from '../../src/core/markdown.js';
+import { normalizeValue, tombstoneKey } from '../../src/core/normalize.js';
+import { SchemaRegistry } from '../../src/core/schema.js';
+import { ftsMatchExpression, queryTerms, withProximity } from '../../src/core/text.js';
+import type { Revision } from '../../src/core/types.js';
+import { toRevision } from '../../src/core/revision.js';
+import { Engine } from '../../src/engine/engine.js';
+import { FileStore } from '../../src/store/files/file-store.js';
 
 export interface FuzzReport {
   properties: Record<string, number>;

@@ -1,19 +1,19 @@
 // The reliability suite's long mode: N SIGKILL points inside the write path, the concurrent
 // surfaces scenario, the hostile-input table and the fuzz properties; writes a result JSON and
 // regenerates docs/reliability.md from it (the figures in the doc are never typed by hand).
-// `node dist/src/bench/crash-suite.js --points 200 --out bench/results/reliability.json`
+// `node dist/test/reliability/crash-suite.js --points 200 --out bench/results/reliability.json`
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { gitCommit, machine } from './harness.js';
-import { runAdversary, type AdversaryReport } from './reliability/adversary.js';
-import { THREAT_MODEL } from './reliability/threat-model.js';
-import { runConcurrency, type ConcurrencyReport } from './reliability/concurrency.js';
-import { runFuzz, type FuzzReport } from './reliability/fuzz.js';
-import { runHostile, type HostileReport } from './reliability/hostile.js';
-import { generatePoints, runKillPoints, type KillSummary } from './reliability/kill.js';
+import { gitCommit, machine } from '../../bench/src/harness.js';
+import { runAdversary, type AdversaryReport } from './adversary.js';
+import { THREAT_MODEL } from './threat-model.js';
+import { runConcurrency, type ConcurrencyReport } from './concurrency.js';
+import { runFuzz, type FuzzReport } from './fuzz.js';
+import { runHostile, type HostileReport } from './hostile.js';
+import { generatePoints, runKillPoints, type KillSummary } from './kill.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 

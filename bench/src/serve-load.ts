@@ -4,7 +4,7 @@
 // and checks afterwards that every acknowledged write is in the store (lost writes) and that the
 // journal chain is intact. Writes a JSON result file.
 //
-//   node dist/src/bench/serve-load.js [--admin-url URL] [--seed 10000] [--requests 2000]
+//   node dist/bench/src/serve-load.js [--admin-url URL] [--seed 10000] [--requests 2000]
 //     [--concurrency 8] [--write-ratio 0.2] [--out bench/results/serve-load.json] [--keep]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -13,11 +13,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { SchemaRegistry } from '../core/schema.js';
-import { Engine } from '../engine/engine.js';
-import { PostgresStore } from '../store/postgres/postgres-store.js';
-import { migrate } from '../store/postgres/schema.js';
-import { createTenant, createToken } from '../store/postgres/tenants.js';
+import { SchemaRegistry } from '../../src/core/schema.js';
+import { Engine } from '../../src/engine/engine.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { migrate } from '../../src/store/postgres/schema.js';
+import { createTenant, createToken } from '../../src/store/postgres/tenants.js';
 import { percentile } from './metrics.js';
 import { syntheticText } from './synthetic-text.js';
 import { BIN } from './scale.js';

@@ -5,18 +5,18 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MnemeError } from '../../core/errors.js';
-import { LIMITS } from '../../core/limits.js';
-import { parseRevision } from '../../core/markdown.js';
-import { SchemaRegistry } from '../../core/schema.js';
-import type { Actor } from '../../core/types.js';
-import { DISTILL_DEFAULTS, Engine, type OpInput } from '../../engine/engine.js';
-import { FileStore } from '../../store/files/file-store.js';
-import { SessionFiles } from '../../store/files/session-files.js';
-import { isAgentVariable } from '../../surfaces/agent-env.js';
+import { MnemeError } from '../../src/core/errors.js';
+import { LIMITS } from '../../src/core/limits.js';
+import { parseRevision } from '../../src/core/markdown.js';
+import { SchemaRegistry } from '../../src/core/schema.js';
+import type { Actor } from '../../src/core/types.js';
+import { DISTILL_DEFAULTS, Engine, type OpInput } from '../../src/engine/engine.js';
+import { FileStore } from '../../src/store/files/file-store.js';
+import { SessionFiles } from '../../src/store/files/session-files.js';
+import { isAgentVariable } from '../../src/surfaces/agent-env.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const BIN = path.join(HERE, '../../../..', 'bin', 'mneme.js');
+const BIN = path.join(HERE, '../../..', 'bin', 'mneme.js');
 const BINDING = { project: 'hostile-0000000a', identity: 'hostile' };
 const HUMAN: Actor = { kind: 'human', surface: 'reliability' };
 
@@ -33,24 +33,20 @@ export async function runHostile(workDir: string): Promise<HostileReport> {
   const home = path.join(sandbox, 'store');
   fs.mkdirSync(home, { recursive: true });
   const report: HostileReport = { categories: {}, tried: 0, problems: [] };
-  let store = await FileStore.open(home, { durable: false, lockTimeoutMs: 5_000 });
-  let engine = new Engine({
-    store,
-    clock: () => new Date(),
-    registry: new SchemaRegistry(),
-    binding: BINDING,
-    surface: 'human',
-  });
-  const reopen = async () => {
-    await engine.close();
-    store = await FileStore.open(home, { durable: false, lockTimeoutMs: 5_000 });
-    engine = new Engine({
+  const engineOver = (store: FileStore) =>
+    new Engine({
       store,
       clock: () => new Date(),
       registry: new SchemaRegistry(),
       binding: BINDING,
       surface: 'human',
     });
+  let store = await FileStore.open(home, { durable: false, lockTimeoutMs: 5_000 });
+  let engine = engineOver(store);
+  const reopen = async () => {
+    await engine.close();
+    store = await FileStore.open(home, { durable: false, lockTimeoutMs: 5_000 });
+    engine = engineOver(store);
   };
 
   const sentinels: { id: string; abstract: string }[] = [];

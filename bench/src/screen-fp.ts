@@ -1,15 +1,15 @@
 // Measures the write-time screen's false-positive rate on a benign corpus: every message of the
 // dev benchmark transcripts (LongMemEval-S haystack sessions, LoCoMo turns), deduplicated, is
 // screened, and the share flagged as injection or carrying a secret is written to a result file.
-// Usage: node dist/src/bench/screen-fp.js [--out FILE] [--data-dir DIR]
+// Usage: node dist/bench/src/screen-fp.js [--out FILE] [--data-dir DIR]
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gunzipSync } from 'node:zlib';
-import { screenText } from '../core/screen.js';
+import { screenText } from '../../src/core/screen.js';
 
-// dist/src/bench/screen-fp.js or src/bench/screen-fp.ts: the repository root is three levels up
+// dist/bench/src/screen-fp.js or bench/src/screen-fp.ts: the repository root is three levels up
 // from the compiled file and two from the source file; find it by its package.json.
 function repoRoot(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));

@@ -1,9 +1,8 @@
 // LoCoMo: per conversation a fresh store holding its turns (or sessions) as `event` memories
 // with speaker, dia_id and session date; each question asked through Engine.recall and scored
 // by dialog-level evidence recall@k. Malformed or unknown evidence ids are counted, not fatal.
-import { MnemeError } from '../core/errors.js';
-import type { Embedder } from '../core/embed.js';
-import type { RankerOptions } from '../core/ranking.js';
+import { MnemeError } from '../../src/core/errors.js';
+import type { RankerOptions } from '../../src/core/ranking.js';
 import {
   BENCH_ACTOR,
   embedAll,
@@ -47,8 +46,8 @@ export interface LocomoConfig {
   context?: number;
   ranker?: Partial<RankerOptions>;
   durable?: boolean;
-  /** The vector arm's embedder (off when absent); every revision is embedded before asking. */
-  embedder?: Embedder;
+  /** The vector arm's embedder kind (hash, openai, …; off when absent); every revision is embedded before asking. */
+  vector?: string;
 }
 
 function checkShape(json: unknown, file: string): Conversation[] {
@@ -109,7 +108,7 @@ export async function runLocomo(
     const bench = await freshStore({
       durable: cfg.durable ?? false,
       clock: () => clockAt,
-      ...(cfg.embedder ? { embedder: cfg.embedder } : {}),
+      ...(cfg.vector ? { vector: cfg.vector } : {}),
     });
     try {
       const keyOf = new Map<string, string>();
@@ -137,7 +136,7 @@ export async function runLocomo(
       for (const u of units)
         for (const [id, key] of await ingestUnit(bench.engine, BENCH_ACTOR, u, totals))
           keyOf.set(id, key);
-      if (cfg.embedder) await embedAll(bench.engine);
+      if (cfg.vector) await embedAll(bench.engine);
       for (const qa of c.qa) {
         const ev = parseEvidence(qa.evidence ?? [], known);
         for (const s of ev.skipped) {
@@ -201,7 +200,7 @@ export async function runLocomo(
       granularity,
       context,
       ranker: cfg.ranker ?? {},
-      vector: cfg.embedder?.model ?? null,
+      vector: cfg.vector ?? null,
       unit:
         granularity === 'turn'
           ? `turn → event memory (abstract "speaker: text [photo caption]"; body: the turn with ${context} neighbouring turn(s) each side), valid_from = session date`

@@ -5,10 +5,10 @@
 // is appended to <store>/../acks-<tag>.log before the next one starts.
 import fs from 'node:fs';
 import path from 'node:path';
-import { SchemaRegistry } from '../../core/schema.js';
-import { DISTILL_DEFAULTS, Engine, type OpInput } from '../../engine/engine.js';
-import { FileStore } from '../../store/files/file-store.js';
-import { SessionFiles } from '../../store/files/session-files.js';
+import { SchemaRegistry } from '../../src/core/schema.js';
+import { DISTILL_DEFAULTS, Engine, type OpInput } from '../../src/engine/engine.js';
+import { FileStore } from '../../src/store/files/file-store.js';
+import { SessionFiles } from '../../src/store/files/session-files.js';
 import { CRASH_BINDING } from './kill.js';
 
 const [mode, storeDir, tag, countText] = process.argv.slice(2);
@@ -27,13 +27,15 @@ const store = await FileStore.open(storeDir!, {
   lockTimeoutMs: 10_000,
   faultPoint,
 });
-const engine = new Engine({
-  store,
-  clock: () => new Date(),
-  registry: new SchemaRegistry(),
-  binding: CRASH_BINDING,
-  surface: 'human',
-});
+const engineFor = (binding: typeof CRASH_BINDING) =>
+  new Engine({
+    store,
+    clock: () => new Date(),
+    registry: new SchemaRegistry(),
+    binding,
+    surface: 'human',
+  });
+const engine = engineFor(CRASH_BINDING);
 const actor = { kind: 'agent' as const, session: tag };
 const count = Number(countText);
 
@@ -87,13 +89,7 @@ if (mode === 'write') {
   // A reader looping recall while others write: every served revision must exist in its
   // lineage as the lineage's active head at some point — never a torn, half-written state.
   const stopFile = tag!;
-  const reader = new Engine({
-    store,
-    clock: () => new Date(),
-    registry: new SchemaRegistry(),
-    surface: 'human',
-    binding: JSON.parse(process.env.MNEME_READ_BINDING!),
-  });
+  const reader = engineFor(JSON.parse(process.env.MNEME_READ_BINDING!));
   let reads = 0;
   let served = 0;
   const problems: string[] = [];

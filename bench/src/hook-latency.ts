@@ -1,13 +1,13 @@
 // Benchmark (not a test): whole-process wall time of `mneme hook session-start` — node start,
 // store open, candidate listing, the predicate, rendering — at 1k and 10k memories. The store is
 // seeded through engine.apply (the one write path) with durable writes off.
-//   node dist/src/bench/hook-latency.js [--n 1000,10000] [--runs 30] [--out FILE]
+//   node dist/bench/src/hook-latency.js [--n 1000,10000] [--runs 30] [--out FILE]
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openEngine } from '../surfaces/compose.js';
+import { openEngine } from '../../src/surfaces/compose.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: string) => {
@@ -20,12 +20,9 @@ const out = flag('--out', '');
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/mneme.js');
 const TYPES = ['fact', 'decision', 'constraint', 'procedure', 'lesson', 'preference'];
 
-async function seed(home: string, project: string, n: number) {
-  const engine = await openEngine({
-    store: home,
-    env: { MNEME_DURABLE: '0' },
-    binding: { project, identity: 'bench' },
-  });
+/** Seeds the store through an engine bound, as the hook will be, to the project at `cwd`. */
+async function seed(home: string, cwd: string, n: number) {
+  const engine = await openEngine({ store: home, cwd, env: { MNEME_DURABLE: '0' } });
   const BATCH = 500;
   for (let i = 0; i < n; i += BATCH) {
     const ops = [];
@@ -58,9 +55,8 @@ for (const n of sizes) {
     path.join(proj, '.git', 'config'),
     '[remote "origin"]\n\turl = git@github.com:bench/proj.git\n',
   );
-  const { bindProject } = await import('../surfaces/project.js');
   const t0 = Date.now();
-  await seed(home, bindProject(proj).project!, n);
+  await seed(home, proj, n);
   const seedMs = Date.now() - t0;
   const payload = JSON.stringify({
     session_id: 'bench',

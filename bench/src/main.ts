@@ -1,0 +1,250 @@
+// The benchmark tooling's entry point: `node dist/bench/src/main.js <name> …`, which is what
+// `mneme bench <name> …` runs (the shipped CLI only dispatches here; no benchmark code is in the
+// product). Each subcommand prints a summary (or --json the run's result object); --out FILE
+// writes the result there and nowhere else; without --out it writes
+// bench/results/<name>-<date>.json and regenerates docs/benchmarks.md.
+import fs from 'node:fs';
+import path from 'node:path';
+import { Command, CommanderError } from 'commander';
+import { MnemeError } from '../../src/core/errors.js';
+import { DEFAULT_RANKER, type RankerOptions } from '../../src/core/ranking.js';
+import { REPO_ROOT } from './scale.js';
+import type { RunEnvelope } from './results.js';
+
+interface Common {
+  out?: string;
+  label?: string;
+  ranker?: Partial<RankerOptions>;
+  vector?: string;
+}
+
+const parsePositive = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1)
+    throw new MnemeError('invalid', `${name} must be a positive integer, not "${v}"`);
+  return n;
+};
+
+const parseNs = (v: string) =>
+  v.split(',').map((x) => {
+    const n = Number(x.trim());
+    if (!Number.isInteger(n) || n < 1)
+      throw new MnemeError('invalid', `--n takes sizes like 1000,10000, not "${v}"`);
+    return n;
+  });
+
+/** `--ranker key=value` (repeatable): switches of the ranker, for ablations. */
+const parseRanker = (v: string, prev: Partial<RankerOptions> = {}) => {
+  const [k, raw] = v.split('=');
+  const known = Object.keys(DEFAULT_RANKER);
+  if (!k || raw === undefined || !known.includes(k))
+    throw new MnemeError('invalid', `--ranker "${v}" is not key=value with a known key`, {
+      hint: `keys: ${known.join(', ')}`,
+    });
+  const def = DEFAULT_RANKER[k as keyof RankerOptions];
+  let value: boolean | number;
+  if (typeof def === 'boolean') {
+    if (!['on', 'off', 'true', 'false'].includes(raw))
+      throw new MnemeError('invalid', `--ranker ${k} takes on or off`);
+    value = raw === 'on' || raw === 'true';
+  } else {
+    value = Number(raw);
+    if (!Number.isFinite(value)) throw new MnemeError('invalid', `--ranker ${k} takes a number`);
+  }
+  return { ...prev, [k]: value };
+};
+
+function common(cmd: Command): Command {
+  return cmd
+    .option('--out <file>', 'write the result here and nowhere else')
+    .option('--label <name>', 'name this configuration in the result file (default: default)')
+    .option('--ranker <key=value>', 'ranker switch, e.g. prf=off (repeatable)', parseRanker);
+}
+
+/** `--vector KIND`: the vector arm fused in, its embedder configured as for recall (MNEME_EMBED_*). */
+const withVector = (cmd: Command) =>
+  cmd.option('--vector <embedder>', 'fuse the vector arm in: hash, openai, ollama, transformers');
+
+const stdout = (s: string) => process.stdout.write(s);
+const stderr = (s: string) => process.stderr.write(s);
+
+function table(rows: string[][]): string {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, [...c].length)));
+  return rows
+    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  '))
+    .join('\n');
+}
+
+const program = new Command()
+  .name('mneme bench')
+  .description('retrieval quality and speed benchmarks (see docs/benchmarks.md)')
+  .option('--json', 'print the run result as JSON')
+  .exitOverride()
+  .showHelpAfterError('(run `mneme bench --help` for usage)');
+
+/** The bench arguments as typed, for the result file's `command`. */
+const argv = process.argv.slice(2);
+
+async function finish(
+  o: Common,
+  result: { benchmark: string; n: number; metrics: Record<string, number | null> },
+  human: () => string,
+) {
+  const label =
+    o.label ??
+    ([
+      ...Object.entries(o.ranker ?? {}).map(([k, v]) => `${k}-${String(v)}`),
+      ...(o.vector ? [`vector-${o.vector}`] : []),
+    ].join('_') ||
+      'default');
+  const { envelope, regenerateDocs, writeDefault } = await import('./results.js');
+  const run: RunEnvelope = envelope(result, {
+    label,
+    command: ['mneme', 'bench', ...argv.filter((a) => a !== '--json')].join(' '),
+    root: REPO_ROOT,
+  });
+  let where: string;
+  if (o.out) {
+    fs.mkdirSync(path.dirname(path.resolve(o.out)), { recursive: true });
+    fs.writeFileSync(o.out, `${JSON.stringify(run, null, 1)}\n`);
+    where = `wrote ${o.out}`;
+  } else {
+    const file = writeDefault(REPO_ROOT, run);
+    const docs = regenerateDocs(REPO_ROOT, [run]);
+    where = `wrote ${path.relative(process.cwd(), file)}; regenerated ${path.relative(process.cwd(), docs)}`;
+  }
+  if (program.opts().json) stdout(`${JSON.stringify(run, null, 2)}\n`);
+  else stdout(`${human()}\n${where}\n`);
+}
+
+const metricsTable = (rows: [string, Record<string, number>][], keys: readonly string[]) =>
+  table([
+    ['', 'n', ...keys],
+    ...rows.map(([name, m]) => [name, String(m.n ?? ''), ...keys.map((k) => String(m[k] ?? '—'))]),
+  ]);
+
+program
+  .command('docs')
+  .description('regenerate docs/benchmarks.md from the committed result files')
+  .action(async () => {
+    const { regenerateDocs } = await import('./results.js');
+    const file = regenerateDocs(REPO_ROOT);
+    if (program.opts().json) stdout(`${JSON.stringify({ docs: file }, null, 2)}\n`);
+    else stdout(`regenerated ${path.relative(process.cwd(), file)}\n`);
+  });
+
+withVector(
+  common(
+    program
+      .command('longmemeval')
+      .description('LongMemEval-S session retrieval: a fresh store per question')
+      .requiredOption('--data <file>', 'a LongMemEval .json or .json.gz file')
+      .option('--limit <n>', 'only the first N questions', parsePositive('--limit'))
+      .option(
+        '--passage-bytes <n>',
+        'split sessions into passage memories of at most this many bytes (default 4096)',
+        parsePositive('--passage-bytes'),
+      ),
+  ),
+).action(async (o: Common & { data: string; limit?: number; passageBytes?: number }) => {
+  const { runLongMemEval } = await import('./longmemeval.js');
+  const r = await runLongMemEval(
+    o.data,
+    { limit: o.limit, passageBytes: o.passageBytes, ranker: o.ranker, vector: o.vector },
+    stderr,
+  );
+  await finish(o, r, () =>
+    metricsTable(
+      [['all', { ...r.metrics, n: r.n }], ...Object.entries(r.by_type)],
+      Object.keys(r.metrics),
+    ),
+  );
+});
+
+withVector(
+  common(
+    program
+      .command('locomo')
+      .description('LoCoMo dialog-level evidence recall: a fresh store per conversation')
+      .requiredOption('--data <file>', 'a LoCoMo .json or .json.gz file')
+      .option('--granularity <unit>', 'turn or session', 'turn')
+      .option(
+        '--context <n>',
+        'turns: neighbouring turns each side in the body (default 1)',
+        (v: string) => parsePositive('--context')(String(Number(v) + 1)) - 1,
+      ),
+  ),
+).action(async (o: Common & { data: string; granularity: string; context?: number }) => {
+  if (o.granularity !== 'turn' && o.granularity !== 'session')
+    throw new MnemeError(
+      'invalid',
+      `--granularity must be turn or session, not "${o.granularity}"`,
+    );
+  const { runLocomo } = await import('./locomo.js');
+  const r = await runLocomo(
+    o.data,
+    { granularity: o.granularity, context: o.context, ranker: o.ranker, vector: o.vector },
+    stderr,
+  );
+  await finish(o, r, () =>
+    [
+      metricsTable(
+        [['all', { ...r.metrics, n: r.n }], ...Object.entries(r.by_category)],
+        Object.keys(r.metrics),
+      ),
+      `skipped: ${r.skipped.no_evidence} questions without usable evidence; ${r.skipped.malformed_ids} malformed and ${r.skipped.unknown_ids} unknown evidence ids`,
+    ].join('\n'),
+  );
+});
+
+common(
+  program
+    .command('scale')
+    .description('ingest, recall, CLI, hook and rebuild at N memories (shared workload generator)')
+    .option('--n <sizes>', 'comma-separated sizes', parseNs)
+    .option('--workload <file>', 'a file made by gen-workload.mjs instead of --n')
+    .option('--no-durable', 'skip fsync on writes (the default measures durable writes)'),
+).action(async (o: Common & { n?: number[]; workload?: string; durable: boolean }) => {
+  if (o.n && o.workload) throw new MnemeError('invalid', 'pass --n or --workload, not both');
+  const { runScale } = await import('./scale.js');
+  const r = await runScale(
+    { ns: o.workload ? undefined : (o.n ?? [1000, 10000]), workload: o.workload },
+    { ranker: o.ranker, durable: o.durable },
+    stderr,
+  );
+  await finish(o, r, () => {
+    const keys = Object.keys(r.metrics);
+    return table([
+      ['metric', ...Object.keys(r.by_n).map((n) => `N=${n}`)],
+      ...keys.map((k) => [
+        k,
+        ...Object.values(r.by_n).map((m) => String((m as Record<string, unknown>)[k] ?? '—')),
+      ]),
+    ]);
+  });
+});
+
+/** Exit codes as the product CLI's: 1 for bad input, 2 for a refusal, 3 for internal errors. */
+const EXIT: Record<string, number> = {
+  invalid: 1,
+  not_found: 1,
+  conflict: 2,
+  refused: 2,
+  locked: 2,
+};
+
+try {
+  await program.parseAsync(argv, { from: 'user' });
+} catch (e) {
+  if (e instanceof CommanderError) {
+    process.exitCode = ['commander.helpDisplayed', 'commander.help'].includes(e.code) ? 0 : 1;
+  } else if (e instanceof MnemeError) {
+    if (program.opts().json) stdout(`${JSON.stringify({ error: e.toJSON() }, null, 2)}\n`);
+    stderr(`mneme bench: ${e.message}${e.hint ? `\n  hint: ${e.hint}` : ''}\n`);
+    process.exitCode = EXIT[e.code] ?? 3;
+  } else {
+    stderr(`mneme bench: internal error: ${(e as Error).stack ?? String(e)}\n`);
+    process.exitCode = 3;
+  }
+}

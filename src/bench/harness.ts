@@ -14,8 +14,14 @@ import { projectScope } from '../core/scope.js';
 import type { Clock } from '../core/time.js';
 import type { Actor } from '../core/types.js';
 import type { Embedder } from '../core/embed.js';
+import { rankingModel, type RankingModel } from '../core/ranking.js';
 import { Engine } from '../engine/engine.js';
+import pg from 'pg';
 import { FileStore } from '../store/files/file-store.js';
+import type { Store } from '../store/port.js';
+import { PostgresStore } from '../store/postgres/postgres-store.js';
+import { migrate } from '../store/postgres/schema.js';
+import { createTenant } from '../store/postgres/tenants.js';
 
 export const BENCH_ACTOR: Actor = { kind: 'human', surface: 'cli' };
 export const BENCH_BINDING = { project: projectScope('bench:fixed', 'bench'), identity: 'bench' };
@@ -67,15 +73,23 @@ export async function freshStore(opts: {
   dir?: string;
   /** Turns the vector arm on (bench --vector). */
   embedder?: Embedder;
+  /** A variant of the ranking model (bench --ranker key=value, for ablations). */
+  ranker?: Partial<RankingModel>;
+  /** A Postgres database (bench --db URL): a fresh tenant in it instead of a files store. */
+  db?: string;
 }) {
   const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-bench-'));
-  const store = await FileStore.open(dir, { durable: opts.durable });
+  const pgTenant = opts.db ? await freshTenant(opts.db) : null;
+  const store: Store = pgTenant
+    ? await PostgresStore.open(opts.db!, { tenant: pgTenant })
+    : await FileStore.open(dir, { durable: opts.durable });
   const engine = new Engine({
     store,
     clock: opts.clock ?? (() => new Date()),
     registry: new SchemaRegistry(),
     binding: BENCH_BINDING,
     surface: 'human',
+    ranking: rankingModel(opts.ranker),
     ...(opts.embedder ? { embedder: opts.embedder } : {}),
   });
   let closed = false;
@@ -90,8 +104,41 @@ export async function freshStore(opts: {
     dispose: async () => {
       await close();
       fs.rmSync(dir, { recursive: true, force: true });
+      if (pgTenant) await dropTenant(opts.db!, pgTenant);
     },
   };
+}
+
+/** A new tenant (`bench-<random>`) in a Postgres database, migrated first. */
+async function freshTenant(url: string): Promise<string> {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    await migrate(pool);
+    const name = `bench-${crypto.randomBytes(6).toString('hex')}`;
+    await createTenant(pool, name);
+    return name;
+  } finally {
+    await pool.end();
+  }
+}
+
+/** Deletes a bench tenant's rows from every table keyed by tenant (the tenant row last). */
+async function dropTenant(url: string, tenant: string): Promise<void> {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const { rows } = await pool.query<{ t: string }>(
+      `SELECT table_name AS t FROM information_schema.columns
+       WHERE column_name = 'tenant_id' AND table_schema = current_schema()`,
+    );
+    const last = ['revisions', 'memories', 'tenants'];
+    const tables = [...rows.map((r) => r.t).filter((t) => !last.includes(t)), ...last];
+    for (const t of tables) {
+      const key = t === 'tenants' ? 'name' : 'tenant_id';
+      await pool.query(`DELETE FROM ${t} WHERE ${key} = $1`, [tenant]);
+    }
+  } finally {
+    await pool.end();
+  }
 }
 
 export function gitCommit(cwd = process.cwd()): string | null {

@@ -3,7 +3,7 @@
 // by dialog-level evidence recall@k. Malformed or unknown evidence ids are counted, not fatal.
 import { MnemeError } from '../core/errors.js';
 import type { Embedder } from '../core/embed.js';
-import type { RankerOptions } from '../core/ranking.js';
+import type { RankingModel } from '../core/ranking.js';
 import {
   BENCH_ACTOR,
   embedAll,
@@ -45,7 +45,7 @@ export interface LocomoConfig {
   granularity?: 'turn' | 'session';
   /** Turn granularity: neighbouring turns on each side written into the body as context. */
   context?: number;
-  ranker?: Partial<RankerOptions>;
+  ranker?: Partial<RankingModel>;
   durable?: boolean;
   /** The vector arm's embedder (off when absent); every revision is embedded before asking. */
   embedder?: Embedder;
@@ -109,6 +109,7 @@ export async function runLocomo(
     const bench = await freshStore({
       durable: cfg.durable ?? false,
       clock: () => clockAt,
+      ranker: cfg.ranker,
       ...(cfg.embedder ? { embedder: cfg.embedder } : {}),
     });
     try {
@@ -155,7 +156,6 @@ export async function runLocomo(
         const r = await bench.engine.recall(String(qa.question), {
           limit: 200,
           logUsage: false,
-          ranker: cfg.ranker,
         });
         recallMs.push(Number(process.hrtime.bigint() - t0) / 1e6);
         const ranked = dedupe(r.results.map((x) => keyOf.get(x.id)!).filter(Boolean));

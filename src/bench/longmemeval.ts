@@ -3,7 +3,7 @@
 // Engine.recall, and the ranked sessions scored (README of the bench data).
 import { MnemeError } from '../core/errors.js';
 import type { Embedder } from '../core/embed.js';
-import type { RankerOptions } from '../core/ranking.js';
+import type { RankingModel } from '../core/ranking.js';
 import {
   BENCH_ACTOR,
   embedAll,
@@ -56,10 +56,12 @@ interface Question {
 export interface LmeConfig {
   limit?: number;
   passageBytes?: number;
-  ranker?: Partial<RankerOptions>;
+  ranker?: Partial<RankingModel>;
   durable?: boolean;
   /** The vector arm's embedder (off when absent); every revision is embedded before asking. */
   embedder?: Embedder;
+  /** Run on Postgres: a fresh tenant per question in this database (else a files store). */
+  db?: string;
 }
 
 function checkShape(json: unknown, file: string): Question[] {
@@ -110,6 +112,8 @@ export async function runLongMemEval(
     const bench = await freshStore({
       durable: cfg.durable ?? false,
       clock: () => clockAt,
+      ranker: cfg.ranker,
+      ...(cfg.db ? { db: cfg.db } : {}),
       ...(cfg.embedder ? { embedder: cfg.embedder } : {}),
     });
     try {
@@ -139,7 +143,6 @@ export async function runLongMemEval(
       const r = await bench.engine.recall(q.question, {
         limit: 200,
         logUsage: false,
-        ranker: cfg.ranker,
       });
       recallMs.push(Number(process.hrtime.bigint() - t0) / 1e6);
       const ranked = dedupe(r.results.map((x) => keyOf.get(x.id)!).filter(Boolean));
@@ -190,6 +193,7 @@ export async function runLongMemEval(
       limit: cfg.limit ?? null,
       passage_bytes: cfg.passageBytes ?? DEFAULT_PASSAGE_BYTES,
       ranker: cfg.ranker ?? {},
+      store: cfg.db ? 'postgres' : 'files',
       vector: cfg.embedder?.model ?? null,
       unit: 'session → event memories of at most passage_bytes each (first abstract: the first user turn; later ones: their first line), ranked by the best passage',
       durable: cfg.durable ?? false,

@@ -9,6 +9,7 @@ import type { Embedder } from '../core/embed.js';
 import { MnemeError } from '../core/errors.js';
 import { SchemaRegistry } from '../core/schema.js';
 import type { Clock } from '../core/time.js';
+import { DEFAULT_RANKING } from '../core/ranking.js';
 import { createEngine, type Binding, type Engine, type SourceFiles } from '../engine/engine.js';
 import { FileStore } from '../store/files/file-store.js';
 import { SessionFiles } from '../store/files/session-files.js';
@@ -104,6 +105,7 @@ function assemble(
     registry: a.registry,
     binding,
     surface,
+    ranking: DEFAULT_RANKING,
   });
 }
 

@@ -8,7 +8,7 @@ import { MnemeError } from '../../core/errors.js';
 import { parseRevision, serializeRevision } from '../../core/markdown.js';
 import { normalizeValue, tombstoneKey } from '../../core/normalize.js';
 import { SchemaRegistry } from '../../core/schema.js';
-import { ftsMatchExpression, queryTerms, withProximity } from '../../core/text.js';
+import { ftsMatchExpression, queryTerms } from '../../core/text.js';
 import type { Revision } from '../../core/types.js';
 import { toRevision } from '../../core/revision.js';
 import { Engine } from '../../engine/engine.js';
@@ -207,7 +207,7 @@ export async function runFuzz(runs: number, workDir: string): Promise<FuzzReport
             .map((a) => a.join(' ')),
         ),
         async (q) => {
-          const expr = ftsMatchExpression(withProximity(queryTerms(q), 3));
+          const expr = ftsMatchExpression(queryTerms(q));
           if (expr !== null && !expr.startsWith('"') && !expr.startsWith('NEAR('))
             throw new Error(`unquoted expression ${expr}`);
           await engine.recall(q, { logUsage: false });

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import { MnemeError } from '../../core/errors.js';
-import { DEFAULT_RANKER, type RankerOptions } from '../../core/ranking.js';
+import { DEFAULT_RANKING, type RankingModel } from '../../core/ranking.js';
 import type { RunEnvelope } from '../../bench/results.js';
 
 // The harness is loaded only when a bench command runs, so everyday commands start fast.
@@ -17,7 +17,7 @@ import { table } from './format.js';
 interface Common {
   out?: string;
   label?: string;
-  ranker?: Partial<RankerOptions>;
+  ranker?: Partial<RankingModel>;
   vector?: string;
 }
 
@@ -36,15 +36,20 @@ const parseNs = (v: string) =>
     return n;
   });
 
-/** `--ranker key=value` (repeatable): switches of the ranker, for ablations. */
-const parseRanker = (v: string, prev: Partial<RankerOptions> = {}) => {
+/**
+ * `--ranker key=value` (repeatable): a parameter of the ranking model the benchmark's engine is
+ * built with (an ablation); the product's recall options have none.
+ */
+const parseRanker = (v: string, prev: Partial<RankingModel> = {}) => {
   const [k, raw] = v.split('=');
-  const known = Object.keys(DEFAULT_RANKER);
+  const known = Object.entries(DEFAULT_RANKING)
+    .filter(([, d]) => typeof d === 'boolean' || typeof d === 'number')
+    .map(([key]) => key);
   if (!k || raw === undefined || !known.includes(k))
     throw new MnemeError('invalid', `--ranker "${v}" is not key=value with a known key`, {
       hint: `keys: ${known.join(', ')}`,
     });
-  const def = DEFAULT_RANKER[k as keyof RankerOptions];
+  const def = DEFAULT_RANKING[k as keyof RankingModel];
   let value: boolean | number;
   if (typeof def === 'boolean') {
     if (!['on', 'off', 'true', 'false'].includes(raw))
@@ -85,6 +90,7 @@ async function finish(
   const label =
     o.label ??
     ([
+      ...((o as { db?: string }).db ? ['postgres'] : []),
       ...Object.entries(o.ranker ?? {}).map(([k, v]) => `${k}-${String(v)}`),
       ...(o.vector ? [`vector-${o.vector}`] : []),
     ].join('_') ||
@@ -145,27 +151,65 @@ export function registerBench(c: CliContext): void {
           '--passage-bytes <n>',
           'split sessions into passage memories of at most this many bytes (default 4096)',
           parsePositive('--passage-bytes'),
+        )
+        .option(
+          '--db <url>',
+          'run on Postgres: a throwaway tenant per question in this database (else files)',
         ),
     ),
-  ).action(async (o: Common & { data: string; limit?: number; passageBytes?: number }) => {
-    const { runLongMemEval } = await import('../../bench/longmemeval.js');
-    const r = await runLongMemEval(
-      o.data,
-      {
-        limit: o.limit,
-        passageBytes: o.passageBytes,
-        ranker: o.ranker,
-        ...(await benchEmbedder(c, o)),
-      },
-      c.io.stderr,
-    );
-    await finish(c, ['longmemeval', ...argvOf()], o, r, () =>
-      metricsTable(
-        [['all', { ...r.metrics, n: r.n }], ...Object.entries(r.by_type)],
-        Object.keys(r.metrics),
-      ),
-    );
-  });
+  ).action(
+    async (o: Common & { data: string; limit?: number; passageBytes?: number; db?: string }) => {
+      const { runLongMemEval } = await import('../../bench/longmemeval.js');
+      const r = await runLongMemEval(
+        o.data,
+        {
+          limit: o.limit,
+          passageBytes: o.passageBytes,
+          ranker: o.ranker,
+          ...(o.db ? { db: o.db } : {}),
+          ...(await benchEmbedder(c, o)),
+        },
+        c.io.stderr,
+      );
+      await finish(c, ['longmemeval', ...argvOf()], o, r, () =>
+        metricsTable(
+          [['all', { ...r.metrics, n: r.n }], ...Object.entries(r.by_type)],
+          Object.keys(r.metrics),
+        ),
+      );
+    },
+  );
+
+  bench
+    .command('compare <a> <b>')
+    .description(
+      'per-question top-10 agreement of two result files (e.g. the same run on files and --db)',
+    )
+    .action(async (a: string, b: string) => {
+      const { compareRuns } = await import('../../bench/compare.js');
+      const read = (f: string) => {
+        try {
+          return JSON.parse(fs.readFileSync(f, 'utf8')) as Parameters<typeof compareRuns>[1];
+        } catch (e) {
+          throw new MnemeError('invalid', `cannot read result file ${f}: ${(e as Error).message}`, {
+            hint: 'pass two result files written by `mneme bench longmemeval|locomo`',
+          });
+        }
+      };
+      let r;
+      try {
+        r = compareRuns(a, read(a), b, read(b));
+      } catch (e) {
+        throw new MnemeError('invalid', (e as Error).message, {
+          hint: 'pass two result files written by `mneme bench longmemeval|locomo`',
+        });
+      }
+      c.out(
+        r,
+        () =>
+          `${r.same_top10}/${r.questions} questions with the same top-10 (${(r.agreement * 100).toFixed(1)}%); ${r.same_set} with the same top-10 set`,
+      );
+    });
 
   withVector(
     common(

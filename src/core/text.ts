@@ -8,14 +8,6 @@ const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]
 const CJK_RUN = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+/gu;
 const CJK_SPLIT = /([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+)/u;
 
-/** Space-separates CJK characters so each is a token (the vector arm's text). */
-export function prepareForIndex(text: string): string {
-  if (!CJK.test(text)) return text;
-  return text.replace(CJK_RUN, (run) => ` ${[...run].join(' ')} `);
-}
-
-// A general English stop list (function words, auxiliaries, question words and conversational
-// filler); never tuned to any benchmark's questions.
 /**
  * The longest token either index keeps (Postgres refuses words over 2047 bytes; longer runs of
  * letters are never words anyone searches for).

@@ -7,6 +7,7 @@ import {
   DEFAULT_RANKING,
   bm25,
   bm25Idf,
+  leftOutScore,
   countTokens,
   feedbackTerms,
   momentSupport,
@@ -113,11 +114,15 @@ test('narrowing keeps the rarest terms within each budget, widening to every ter
   assert.deepEqual(narrowingPlan(df, phrase, 0, m), [[0]]);
   // A phrase counts as rare: never left out.
   assert.deepEqual(narrowTerms([20, 900, 400], [false, true, false], 150), [0, 1]);
+  // A narrowed query that cannot find `want` rows is not run: its terms hold too few rows…
+  assert.deepEqual(narrowingPlan(df, phrase, 100, m), [[0, 2], null]);
+  // …or the store does.
+  assert.deepEqual(narrowingPlan(df, phrase, 100, m, 50), [null]);
   // A store small enough for every term is never narrowed.
   assert.deepEqual(narrowingPlan([3, 4], [false, false], 10, m), [null]);
 });
 
-test('ranking candidates: a narrowed cut re-scores every term; ties go to the smaller id', () => {
+test('ranking candidates: a narrowed cut adds the left-out terms; ties go to the smaller id', () => {
   const stats = { rows: 1000, tokens: 20000 };
   const idf = [bm25Idf(1000, 10), bm25Idf(1000, 300)];
   const m = rankingModel({ narrowCandidates: 2 });
@@ -158,15 +163,21 @@ test('ranking candidates: a narrowed cut re-scores every term; ties go to the sm
     ['c'],
   );
   assert.equal(rankCandidates(cands, null, idf, stats, m, 1)[0]!.id, 'b');
-  // …and with room for all, the re-scoring over every term gives the unnarrowed list and scores.
+  // …and with room for all, the left-out common term puts b back on top: it counts as its idf
+  // times the weight of the heaviest field holding it (the abstract).
   const wide = rankCandidates(cands, [0], idf, stats, m, 4);
   assert.deepEqual(
     wide.map((x) => x.id),
     full,
   );
-  wide.forEach((x, i) =>
-    assert.ok(Math.abs(x.score - rankCandidates(cands, null, idf, stats, m, 4)[i]!.score) < 1e-12),
+  const b = cands[1]!;
+  assert.equal(
+    wide[0]!.score,
+    bm25(b.features, idf, stats, m, [0]) + leftOutScore([1, 0, 0], idf[1]!, m),
   );
+  assert.equal(leftOutScore([1, 0, 0], 2, m), 2 * m.abstractWeight);
+  assert.equal(leftOutScore([0, 3, 1], 2, m), 2 * m.extraWeight, 'the heaviest field holding it');
+  assert.equal(leftOutScore([0, 0, 0], 2, m), 0);
 });
 
 test('re-ranking: weight, recency and trust are bounded factors of the model', () => {

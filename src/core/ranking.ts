@@ -223,6 +223,7 @@ export function narrowingPlan(
   phrase: readonly boolean[],
   want: number,
   m: RankingModel,
+  rows = Infinity,
 ): (number[] | null)[] {
   const plan: (number[] | null)[] = [];
   let tried = -1;
@@ -233,6 +234,15 @@ export function narrowingPlan(
     if (n === tried) continue; // the same query as the previous budget
     tried = n;
     if (kept && kept.length === 0) continue;
+    // A narrowed query that cannot match `want` rows (its terms' rows, or the store, are fewer)
+    // would be passed over anyway: not run at all. A phrase's rows are not counted: run it.
+    if (kept && !kept.some((i) => phrase[i])) {
+      const most = Math.min(
+        rows,
+        kept.reduce((a, i) => a + df[i]!, 0),
+      );
+      if (most < want) continue;
+    }
     plan.push(kept);
     if (kept === null) break;
   }
@@ -253,6 +263,26 @@ export function firstEnough<R>(
   return rows;
 }
 
+/**
+ * A left-out (common) term's share of a narrowed candidate's score: its idf times the weight of
+ * the heaviest field holding it — as if it occurred once there, unsaturated. Its presence is all
+ * a store need read, which keeps re-scoring a query of common words cheap.
+ */
+export function leftOutScore(present: FieldCounts, idf: number, m: RankingModel): number {
+  let w = 0;
+  if (present[0] > 0) w = Math.max(w, m.abstractWeight);
+  if (present[1] > 0) w = Math.max(w, m.bodyWeight);
+  if (present[2] > 0) w = Math.max(w, m.extraWeight);
+  return w * idf;
+}
+
+/** The fields (abstract, body, extra) in the order of their weight, heaviest first. */
+export const fieldsByWeight = (m: RankingModel): (0 | 1 | 2)[] =>
+  ([0, 1, 2] as const)
+    .map((f) => ({ f, w: [m.abstractWeight, m.bodyWeight, m.extraWeight][f]! }))
+    .sort((a, b) => b.w - a.w || a.f - b.f)
+    .map((x) => x.f);
+
 /** How many rare-term matches a narrowed query re-scores for the rest (see narrowedSearch). */
 export const narrowCut = (limit: number, m: RankingModel): number =>
   Math.max(limit * 2, m.narrowCandidates);
@@ -271,8 +301,9 @@ export const byScore = (a: Ranked, b: Ranked): number =>
 /**
  * The candidate list the lexical arm hands on, from every eligible match of the candidate query
  * with its features: without narrowing, the best `limit` by BM25 over all terms; narrowed, the
- * best narrowCut by BM25 over the kept terms, re-scored over all terms, best `limit`. The
- * embedded index does the first cut inside SQL with FTS5's bm25() (the same function).
+ * best narrowCut by BM25 over the kept terms, plus each left-out term's leftOutScore, best
+ * `limit`. The embedded index does the first cut inside SQL with FTS5's bm25() (the same
+ * function).
  */
 export function rankCandidates<C extends { id: string; rev: number; features: LexicalFeatures }>(
   cands: readonly C[],
@@ -292,7 +323,8 @@ export function rankCandidates<C extends { id: string; rev: number; features: Le
     // The kept terms' sum, then the rest's (the embedded index adds them in this order too).
     const keptSet = new Set(kept);
     const rest = idf.flatMap((_, i) => (keptSet.has(i) ? [] : [i]));
-    for (const c of pool) c.score += bm25(c.features, idf, stats, m, rest);
+    for (const c of pool)
+      for (const i of rest) c.score += leftOutScore(c.features.tf[i]!, idf[i]!, m);
   }
   pool.sort(byScore);
   return pool.slice(0, limit);
@@ -315,6 +347,21 @@ export function countTokens(text: string, tokens: readonly string[]): number {
       n++;
   }
   return n;
+}
+
+/** Whether a token text holds a term's tokens as a run (countTokens > 0, stopping at the first). */
+export function hasTokens(text: string, tokens: readonly string[]): boolean {
+  if (tokens.length === 0 || text === '') return false;
+  const needle = tokens.join(' ');
+  for (let i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) {
+    const end = i + needle.length;
+    if (
+      (i === 0 || text.charCodeAt(i - 1) === 32) &&
+      (end === text.length || text.charCodeAt(end) === 32)
+    )
+      return true;
+  }
+  return false;
 }
 
 /** Tokens in a token text (space-separated; empty text: none). */

@@ -7,14 +7,14 @@ import type Database from 'better-sqlite3';
 import type { Eligibility } from '../../core/eligibility.js';
 import {
   DEFAULT_RANKING,
-  bm25,
   bm25Idf,
   byScore,
-  countTokens,
   firstEnough,
   narrowCut,
   narrowingPlan,
-  tokenCount,
+  fieldsByWeight,
+  hasTokens,
+  leftOutScore,
   type CorpusStats,
   type FieldCounts,
   type RankingModel,
@@ -97,7 +97,7 @@ export class IndexSearch {
     const phrase = tokens.map((t) => t.length > 1);
     const df = tokens.map((t, i) => (phrase[i] ? 0 : this.termDf(t[0]!)));
     const want = req.want ?? req.limit;
-    const plan = narrowingPlan(df, phrase, want, m);
+    const plan = narrowingPlan(df, phrase, want, m, this.corpus().rows);
     return firstEnough(plan, want, (kept) =>
       kept
         ? this.runNarrow(terms, tokens, df, kept, q, req.limit, m)
@@ -154,14 +154,14 @@ export class IndexSearch {
     const rest = tokens.flatMap((_, i) => (keptSet.has(i) ? [] : [i]));
     const stats = this.corpus();
     const idf = df.map((d) => bm25Idf(stats.rows, d));
+    const order = fieldsByWeight(m);
     const scored = cands.map(([rowid, bm, id, rev, a, b, e]) => {
       let score = -bm;
-      if (rest.length > 0) {
-        const tf: FieldCounts[] = tokens.map((t, i) =>
-          keptSet.has(i) ? NONE : [countTokens(a, t), countTokens(b, t), countTokens(e, t)],
-        );
-        const length = tokenCount(a) + tokenCount(b) + tokenCount(e);
-        score += bm25({ length, tf }, idf, stats, m, rest);
+      const fields = [a, b, e];
+      for (const i of rest) {
+        // Only the heaviest field holding the term counts: look no further once found.
+        const f = order.find((x) => hasTokens(fields[x]!, tokens[i]!));
+        if (f !== undefined) score += leftOutScore(FOUND[f]!, idf[i]!, m);
       }
       return { rowid, id, rev, score };
     });
@@ -277,7 +277,12 @@ export class IndexSearch {
   }
 }
 
-const NONE: FieldCounts = [0, 0, 0];
+/** A term present in one field: abstract, body, extra. */
+const FOUND: FieldCounts[] = [
+  [1, 0, 0],
+  [0, 1, 0],
+  [0, 0, 1],
+];
 
 /** An SQLite varint (FTS5's record format): big-endian 7-bit groups, the ninth byte whole. */
 function readVarint(buf: Buffer, pos: number): [value: number, next: number] {

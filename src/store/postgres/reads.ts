@@ -106,6 +106,7 @@ export async function search(
     phrase,
     want,
     m,
+    stats.rows,
   );
   let ranked: Scored[] = [];
   for (const kept of plan) {

@@ -90,7 +90,7 @@ async function finish(
   const label =
     o.label ??
     ([
-      ...((o as { db?: string }).db ? ['postgres'] : []),
+      ...(c.globals().db ? ['postgres'] : []),
       ...Object.entries(o.ranker ?? {}).map(([k, v]) => `${k}-${String(v)}`),
       ...(o.vector ? [`vector-${o.vector}`] : []),
     ].join('_') ||
@@ -151,14 +151,12 @@ export function registerBench(c: CliContext): void {
           '--passage-bytes <n>',
           'split sessions into passage memories of at most this many bytes (default 4096)',
           parsePositive('--passage-bytes'),
-        )
-        .option(
-          '--db <url>',
-          'run on Postgres: a throwaway tenant per question in this database (else files)',
         ),
     ),
   ).action(
-    async (o: Common & { data: string; limit?: number; passageBytes?: number; db?: string }) => {
+    // The global --db URL runs it on Postgres: a throwaway tenant per question in that database.
+    async (o: Common & { data: string; limit?: number; passageBytes?: number }) => {
+      const db = c.globals().db;
       const { runLongMemEval } = await import('../../bench/longmemeval.js');
       const r = await runLongMemEval(
         o.data,
@@ -166,7 +164,7 @@ export function registerBench(c: CliContext): void {
           limit: o.limit,
           passageBytes: o.passageBytes,
           ranker: o.ranker,
-          ...(o.db ? { db: o.db } : {}),
+          ...(db ? { db } : {}),
           ...(await benchEmbedder(c, o)),
         },
         c.io.stderr,

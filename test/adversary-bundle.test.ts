@@ -8,6 +8,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FileStore } from '../src/store/files/file-store.js';
 import { makeWorld, type World } from './hook-helpers.js';
+import type { OpInput } from '../src/engine/engine.js';
 import { AGENT, PROJECT_A, SLEEP, engineFor, terminal, testClock, tmpDir } from './helpers.js';
 
 const VALUE = 'The staging database password rotates every 90 days';
@@ -230,13 +231,15 @@ describe('who may open a proposal', () => {
     const store = await FileStore.open(tmpDir(), { durable: false });
     const e = engineFor(store, PROJECT_A, testClock('2026-05-01T00:00:00.000Z'));
     const [mem] = await e.apply([{ op: 'remember', type: 'fact', abstract: 'Old host' }], AGENT);
-    const op = (steps: unknown[]) => ({
-      op: 'propose',
-      kind: 'retract',
-      targets: [mem!.id],
-      summary: 'tidy',
-      accept: steps,
-    });
+    // Deliberately not a well-typed op: the engine's own parse is what refuses it.
+    const op = (steps: unknown[]) =>
+      ({
+        op: 'propose',
+        kind: 'retract',
+        targets: [mem!.id],
+        summary: 'tidy',
+        accept: steps,
+      }) as OpInput;
     await assert.rejects(
       e.apply([op([{ op: 'retract', id: mem!.id }])], AGENT),
       /recorded only by mneme's own maintenance/,

@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { LIMITS } from '../src/core/limits.js';
 import { parseFast } from '../src/surfaces/cli/fast.js';
 import { BIN, FIXTURES, contextOf, makeWorld, type World } from './hook-helpers.js';
 
@@ -185,6 +186,7 @@ describe('the fast dispatch answers exactly as the full CLI', () => {
       ['recall', '--help'],
       ['recall', '-h', 'x'],
       ['recall', 'x', '--limit', '0'],
+      ['recall', 'x', '--limit', String(LIMITS.recallLimit + 1)], // past the recall schema's bound
       ['recall', 'x', '--limit', 'many'],
       ['recall', 'x', '--limit', '2', '--limit', '3'],
       ['recall', 'x', '--min-trust', 'total'],
@@ -221,6 +223,6 @@ describe('the fast dispatch answers exactly as the full CLI', () => {
     const { fast, full } = both(['recall', 'x', '--limit', '0'], a);
     assert.deepEqual(fast, full);
     assert.equal(fast.code, 1);
-    assert.match(fast.stderr, /--limit must be a positive integer/);
+    assert.match(fast.stderr, /invalid recall: limit is refused/);
   });
 });

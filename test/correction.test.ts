@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import type { OpInput } from '../src/engine/engine.js';
 import { FileStore } from '../src/store/files/file-store.js';
 import {
   AGENT,
@@ -183,7 +184,10 @@ describe('trust from provenance', () => {
     );
     assert.equal((await e.read(r!.id)).trust, 'claimed');
     await assert.rejects(
-      agent.apply([{ op: 'remember', type: 'fact', abstract: 'x', trust: 'confirmed' }], AGENT),
+      agent.apply(
+        [{ op: 'remember', type: 'fact', abstract: 'x', trust: 'confirmed' } as OpInput],
+        AGENT,
+      ),
       /invalid operation/,
     );
     await assert.rejects(agent.apply([{ op: 'confirm', id: r!.id }], AGENT), refused);

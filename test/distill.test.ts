@@ -145,7 +145,7 @@ describe('distillSession', () => {
       msg('assistant', 'Noted.'),
     ]);
     const engineOp = {
-      op: 'remember',
+      op: 'remember' as const,
       type: 'fact',
       abstract: 'On-call rotation changes on Mondays',
       fields: { subject: 'on-call' },

@@ -66,7 +66,7 @@ describe('Postgres: two instances on one tenant', { skip: skip ?? false }, () =>
     const e1 = engineFor(one, PROJECT, wallClock);
     const e2 = engineFor(two, PROJECT, wallClock);
     const op = {
-      op: 'remember',
+      op: 'remember' as const,
       type: 'fact',
       abstract: 'Alerts page the on-call rotation',
       idempotency_key: 'alerts-1',

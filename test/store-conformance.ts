@@ -221,7 +221,7 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       const f = await fixture();
       try {
         const op = {
-          op: 'remember',
+          op: 'remember' as const,
           type: 'fact',
           abstract: 'Logs ship to Loki',
           idempotency_key: 'k-1',

@@ -31,8 +31,8 @@ async function seed(home: string, project: string, n: number) {
     const ops = [];
     for (let j = i; j < Math.min(n, i + BATCH); j++) {
       ops.push({
-        op: 'remember',
-        type: TYPES[j % TYPES.length],
+        op: 'remember' as const,
+        type: TYPES[j % TYPES.length]!,
         abstract: `Memory ${j}: the ${['billing', 'deploy', 'auth', 'search'][j % 4]} module keeps rule number ${j}`,
         fields: { subject: `subject ${j}` },
         global: j % 10 === 0,

@@ -35,7 +35,7 @@ async function main() {
     const ops = [];
     for (let j = i; j < Math.min(n, i + 500); j++)
       ops.push({
-        op: 'remember',
+        op: 'remember' as const,
         type: 'fact',
         abstract: `Service ${j} ${words[j % 8]} uses port ${3000 + (j % 997)} in region ${j % 13}`,
         provenance: ['user'],

@@ -75,7 +75,7 @@ async function main() {
     const seed = await openEngine({ store, cwd: repo, env, surface: 'human' });
     const t0 = Date.now();
     const ops = Array.from({ length: N }, (_, i) => ({
-      op: 'remember',
+      op: 'remember' as const,
       type: 'fact',
       abstract: `The ${pick(i, 1)} ${pick(i, 2)} setting for ${pick(i, 3)} is value ${i}`,
       body: `Detail about ${pick(i, 4)} and ${pick(i, 5)} (${i}).`,

@@ -11,9 +11,20 @@ export const LIMITS = {
   fields: 32,
   reasonChars: 1_000,
   appliesTo: 32,
+  /** Identifiers and short values every surface bounds the same way (zod, engine/ops.ts). */
+  idChars: 200,
+  typeChars: 40,
+  isoChars: 64,
+  sourceChars: 1_000,
+  /** A recall: the query's length and the most results one call returns, on every surface. */
+  queryChars: 2_000,
+  recallLimit: 200,
   /** An import bundle file (`mneme import`): a whole store's export, read into memory once. */
   bundleBytes: 256 * 1024 * 1024,
 } as const;
+
+/** How many results a recall returns when the caller does not say. */
+export const RECALL_DEFAULT_LIMIT = 10;
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;

@@ -2,7 +2,7 @@
 // validate → scope → idempotency → build the candidate → gates (screening, tombstones) →
 // optimistic revision check → trust from the actor → commit (files, journal, index), all under
 // the store lock. Refusals are journaled too, and a refused value leaves no memory behind.
-import { MnemeError, invalid } from '../core/errors.js';
+import { MnemeError } from '../core/errors.js';
 import { isMemoryId } from '../core/ids.js';
 import { GLOBAL_SCOPE } from '../core/scope.js';
 import type { JournalBody } from '../core/journal.js';
@@ -23,7 +23,7 @@ import { readableScopes, type EngineContext } from './context.js';
 import { armTombstone, passGates } from './gates.js';
 import { applyCheckSource, buildRevalidate } from './drift.js';
 import { buildQuarantine, checkMaintenanceActor, journalOnly } from './maintenance-ops.js';
-import { HUMAN_ONLY_OPS, Op, type ApplyResult } from './ops.js';
+import { HUMAN_ONLY_OPS, Op, payloadRefusal, type ApplyResult } from './ops.js';
 import {
   applyConfirm,
   applyDecide,
@@ -80,11 +80,7 @@ export async function apply(
 
 function parseOp(raw: unknown): Op | MnemeError {
   const r = Op.safeParse(raw);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0];
-  return invalid(
-    `invalid operation: ${issue?.path.join('.') || 'op'}: ${issue?.message ?? 'malformed'}`,
-  );
+  return r.success ? r.data : payloadRefusal(Op, r.error, 'operation');
 }
 
 function refusedScope(ctx: EngineContext, op: Op | MnemeError): string {

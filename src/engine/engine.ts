@@ -12,6 +12,7 @@ import { readableScopes, type Binding, type EngineContext } from './context.js';
 import type { Executor, DistillOptions } from './distill.js';
 import type { FsckOptions } from './fsck.js';
 import type { InjectOptions } from './inject.js';
+import type { OpInput } from './ops.js';
 import type { ReadLevel } from './read.js';
 import type { RecallOptions } from './recall.js';
 import type { SleepOptions } from './sleep.js';
@@ -22,6 +23,7 @@ export type { Binding, EngineContext, SourceFiles } from './context.js';
 export type { DistillLimits, DistillOptions, DistillReport, Executor } from './distill.js';
 export type { FsckIssue, FsckOptions, FsckReport, FixOutcome, Phase } from './fsck.js';
 export type { InjectOptions, InjectResult } from './inject.js';
+export type { ApplyResult, OpInput } from './ops.js';
 export type { ReadLevel } from './read.js';
 export type { RecallOptions, RecallResponse, RecallResult } from './recall.js';
 export type { SleepOptions, SleepResult } from './sleep.js';
@@ -212,11 +214,12 @@ export class Engine {
     return distillSession(this.ctx, sessions, executor, opts);
   }
 
-  async apply(ops: unknown[], actor: Actor) {
+  /** The write path: ops as ops.ts defines them (parsed again here, at the engine's boundary). */
+  async apply(ops: OpInput[], actor: Actor) {
     const { apply } = await import('./apply.js');
     return apply(this.ctx, ops, actor);
   }
-  async applyEach(ops: unknown[], actor: Actor) {
+  async applyEach(ops: OpInput[], actor: Actor) {
     const { applyEach } = await import('./apply.js');
     return applyEach(this.ctx, ops, actor);
   }

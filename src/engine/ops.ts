@@ -1,50 +1,89 @@
 // The operation vocabulary of the one write path, validated once at the boundary (zod). Every
-// surface — CLI, MCP, HTTP, hooks, distiller, importer — builds these and calls apply().
+// surface — CLI, MCP, HTTP, hooks, distiller, importer — builds these and calls apply(). The
+// descriptions and bounds here are what every surface shows: MCP input schemas, HTTP bodies, the
+// OpenAPI document and CLI options are derived from these schemas (see payloads.ts).
 import { z } from 'zod';
+import { MnemeError } from '../core/errors.js';
+import { LIMITS } from '../core/limits.js';
 import { buildRevisionSchema } from '../core/markdown.js';
 import { PROPOSAL_KINDS } from '../core/proposal.js';
 
 const text = z.string();
-const fields = z.record(z.string());
+const iso = z.string().max(LIMITS.isoChars);
+const memoryId = z.string().min(1).max(LIMITS.idChars);
+const id = memoryId.describe('a memory id, e.g. mem_01J…');
+const expectedRev = z
+  .number()
+  .int()
+  .positive()
+  .optional()
+  .describe('refuse if the memory has moved past this revision');
 const link = z
   .object({
-    rel: z.enum(['supersedes', 'derived_from', 'contradicts', 'relates_to']),
-    target: z.string(),
+    rel: z
+      .enum(['supersedes', 'derived_from', 'contradicts', 'relates_to'])
+      .describe('how this memory relates to the target'),
+    target: memoryId.describe('the other memory id'),
   })
   .strict();
 
 const common = {
-  idempotency_key: z.string().min(1).max(200).optional(),
-  reason: z.string().optional(),
+  idempotency_key: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('replaying the same request with this key returns the first result'),
+  reason: text
+    .optional()
+    .describe(`why (recorded in the journal; ≤ ${LIMITS.reasonChars} characters, one line)`),
   provenance: z.array(z.string()).optional(),
 };
 
+const abstract = text.describe(
+  `one line (≤ ${LIMITS.abstractChars} characters): what gets searched and injected`,
+);
 const content = {
-  abstract: text.optional(),
-  body: text.optional(),
-  fields: fields.optional(),
-  tags: z.array(z.string()).optional(),
-  links: z.array(link).optional(),
-  valid_from: text.optional(),
-  valid_to: text.nullable().optional(),
-  applies_to: z.array(z.string()).optional(),
-  source: z.string().optional(),
+  abstract: abstract.optional(),
+  body: text.optional().describe(`Markdown detail (≤ ${LIMITS.bodyBytes / 1024} KiB)`),
+  fields: z
+    .record(z.string())
+    .optional()
+    .describe('schema fields, e.g. {"subject": "billing"}; the subject names what it is about'),
+  tags: z.array(z.string()).optional().describe(`tags (≤ ${LIMITS.tags})`),
+  links: z
+    .array(link)
+    .optional()
+    .describe('relations to other memories, e.g. [{"rel": "relates_to", "target": "mem_…"}]'),
+  valid_from: iso.optional().describe('ISO date/time the fact started to hold (default now)'),
+  valid_to: iso.nullable().optional().describe('ISO date/time the fact stopped holding'),
+  applies_to: z
+    .array(z.string())
+    .optional()
+    .describe('file globs this applies to, relative to the project root, e.g. ["src/billing/**"]'),
+  source: z
+    .string()
+    .max(LIMITS.sourceChars)
+    .optional()
+    .describe(
+      'bind the memory to a project file (path[#symbol]); recall labels it drifted when the file changes',
+    ),
 };
+
+/** The memory types a remember may name (the registry refuses any other). */
+export const TYPE_NAMES =
+  'decision, constraint, procedure, fact, preference, lesson, incident, reference, event or profile';
 
 export const RememberOp = z
   .object({
     op: z.literal('remember'),
-    type: z.string(),
-    abstract: text,
-    body: text.optional(),
-    fields: fields.optional(),
-    tags: z.array(z.string()).optional(),
-    links: z.array(link).optional(),
-    valid_from: text.optional(),
-    valid_to: text.nullable().optional(),
-    applies_to: z.array(z.string()).optional(),
-    source: z.string().optional(),
-    global: z.boolean().optional(),
+    type: z.string().min(1).max(LIMITS.typeChars).describe(TYPE_NAMES),
+    ...content,
+    abstract,
+    global: z
+      .boolean()
+      .optional()
+      .describe('store in the global scope (true for facts about the user, not the project)'),
     ...common,
   })
   .strict();
@@ -53,8 +92,8 @@ const revise = <T extends 'supersede' | 'correct'>(op: T) =>
   z
     .object({
       op: z.literal(op),
-      id: z.string(),
-      expected_rev: z.number().int().positive().optional(),
+      id,
+      expected_rev: expectedRev,
       ...content,
       ...common,
     })
@@ -66,9 +105,12 @@ export const CorrectOp = revise('correct');
 export const RetractOp = z
   .object({
     op: z.literal('retract'),
-    id: z.string(),
-    expected_rev: z.number().int().positive().optional(),
-    reject: z.boolean().optional(),
+    id,
+    expected_rev: expectedRev,
+    reject: z
+      .boolean()
+      .optional()
+      .describe('the value was wrong: arm a tombstone so it may not be written again'),
     ...common,
   })
   .strict();
@@ -76,10 +118,12 @@ export const RetractOp = z
 export const LinkOp = z
   .object({
     op: z.literal('link'),
-    id: z.string(),
-    expected_rev: z.number().int().positive().optional(),
-    rel: z.enum(['derived_from', 'contradicts', 'relates_to']),
-    target: z.string(),
+    id,
+    expected_rev: expectedRev,
+    rel: z
+      .enum(['derived_from', 'contradicts', 'relates_to'])
+      .describe('how this memory relates to the target'),
+    target: memoryId.describe('the other memory id'),
     ...common,
   })
   .strict();
@@ -271,6 +315,44 @@ export const Op = z.discriminatedUnion('op', [
   ExternalEditOp,
 ]);
 export type Op = z.infer<typeof Op>;
+/** An op as a caller writes it, before parsing (what Engine.apply takes). */
+export type OpInput = z.input<typeof Op>;
+
+/**
+ * The one refusal for a payload that does not parse, on every surface: what was refused (`what`:
+ * the verb or tool), which field (in the message and as `details.field`), why, and what to do.
+ */
+export function payloadRefusal(schema: z.ZodTypeAny, error: z.ZodError, what: string): MnemeError {
+  const issue = error.issues[0]!;
+  const shape: Record<string, z.ZodTypeAny> = schema instanceof z.ZodObject ? schema.shape : {};
+  const at = issue.path.join('.');
+  if (issue.code === 'unrecognized_keys') {
+    const names = issue.keys.map((k) => (at ? `${at}.${k}` : k));
+    return new MnemeError(
+      'invalid',
+      `invalid ${what}: ${names.join(', ')} ${names.length > 1 ? 'are not fields' : 'is not a field'} of ${at || what}`,
+      {
+        hint: at
+          ? `remove ${names.join(', ')}`
+          : `send only these fields: ${Object.keys(shape).join(', ')}`,
+        details: { field: names[0] },
+      },
+    );
+  }
+  const field = at || what;
+  const missing = issue.code === 'invalid_type' && issue.received === 'undefined';
+  const described = shape[String(issue.path[0])]?.description;
+  return new MnemeError(
+    'invalid',
+    `invalid ${what}: ${field} ${missing ? 'is required' : `is refused: ${issue.message.charAt(0).toLowerCase()}${issue.message.slice(1)}`}`,
+    {
+      hint: described
+        ? `${missing ? 'give ' : ''}${String(issue.path[0])}: ${described}`
+        : `fix ${field} and send it again`,
+      details: { field },
+    },
+  );
+}
 export type RememberOp = z.infer<typeof RememberOp>;
 export type ReviseOp = z.infer<typeof SupersedeOp> | z.infer<typeof CorrectOp>;
 export type RetractOp = z.infer<typeof RetractOp>;

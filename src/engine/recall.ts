@@ -17,6 +17,7 @@ import {
   type RankingModel,
   type ScoreParts,
 } from '../core/ranking.js';
+import { LIMITS, RECALL_DEFAULT_LIMIT } from '../core/limits.js';
 import { handle } from '../core/revision.js';
 import {
   STOP_WORDS,
@@ -91,7 +92,7 @@ export async function recall(
   query: string,
   opts: RecallOptions = {},
 ): Promise<RecallResponse> {
-  const limit = Math.max(1, Math.min(opts.limit ?? 10, 200));
+  const limit = Math.max(1, Math.min(opts.limit ?? RECALL_DEFAULT_LIMIT, LIMITS.recallLimit));
   const now = ctx.clock().toISOString();
   const eligibility: Eligibility = {
     scopes: readableScopes(ctx.binding),

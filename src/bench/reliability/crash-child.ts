@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { SchemaRegistry } from '../../core/schema.js';
 import { distillSession, DISTILL_DEFAULTS } from '../../engine/distill.js';
-import { Engine } from '../../engine/engine.js';
+import { Engine, type OpInput } from '../../engine/engine.js';
 import { FileStore } from '../../store/files/file-store.js';
 import { SessionFiles } from '../../store/files/session-files.js';
 import { CRASH_BINDING } from './kill.js';
@@ -52,7 +52,7 @@ if (mode === 'write') {
         : kind === 'retract'
           ? { op: 'retract', id: target, reason: `retract ${words}` }
           : { op: kind, id: target, abstract: `revised ${words}`, reason: `revise ${words}` };
-    const settled = await engine.applyEach([op], actor);
+    const settled = await engine.applyEach([op as OpInput], actor);
     const s = settled[0]!;
     if (s.ok) {
       ack(`ok ${s.result.id} ${s.result.rev} ${s.result.seq}`);

@@ -11,7 +11,7 @@ import { parseRevision } from '../../core/markdown.js';
 import { SchemaRegistry } from '../../core/schema.js';
 import type { Actor } from '../../core/types.js';
 import { distillSession, DISTILL_DEFAULTS } from '../../engine/distill.js';
-import { Engine } from '../../engine/engine.js';
+import { Engine, type OpInput } from '../../engine/engine.js';
 import { FileStore } from '../../store/files/file-store.js';
 import { SessionFiles } from '../../store/files/session-files.js';
 import { isAgentVariable } from '../../surfaces/agent-env.js';
@@ -93,7 +93,7 @@ export async function runHostile(workDir: string): Promise<HostileReport> {
     }
   };
   const remember = (o: Record<string, unknown>) =>
-    engine.apply([{ op: 'remember', type: 'fact', ...o }], HUMAN);
+    engine.apply([{ op: 'remember', type: 'fact', ...o } as OpInput], HUMAN);
 
   // --- path traversal and absolute paths -------------------------------------------------
   const P = 'path-traversal';

@@ -9,6 +9,7 @@
 // full CLI, which gives the usual answer or error. The flags' meaning (defaults, checks, the
 // engine call and the printing) comes from shared.ts and hooks/hook-command.ts, which the full
 // CLI uses too; test/cli-fast-path.test.ts holds the two paths to the same output.
+import { LIMITS } from '../../core/limits.js';
 import type { Engine } from '../../engine/engine.js';
 import { openEngine } from '../compose.js';
 import type { StoreFlags } from '../open.js';
@@ -102,6 +103,10 @@ export function parseFast(argv: readonly string[]): FastCommand | null {
       return null; // the full CLI reports it
     }
   }
+  // Past the bounds of the engine's recall schema, the full CLI gives its refusal.
+  const query = positionals.join(' ');
+  if (limit > LIMITS.recallLimit || query.length > LIMITS.queryChars || query.trim() === '')
+    return null;
   const minTrust = str('--min-trust');
   if (minTrust !== undefined && !(MIN_TRUST_CHOICES as readonly string[]).includes(minTrust))
     return null;

@@ -8,7 +8,15 @@ import { MnemeError } from '../../core/errors.js';
 import { LIMITS } from '../../core/limits.js';
 import { toIso } from '../../core/time.js';
 import type { Actor } from '../../core/types.js';
-import type { Engine, ReadLevel } from '../../engine/engine.js';
+import type { Engine, OpInput, ReadLevel } from '../../engine/engine.js';
+import {
+  RecallInput,
+  WRITES,
+  parsePayload,
+  recallOptions,
+  writeOp,
+  type WriteVerb,
+} from '../../engine/payloads.js';
 import { readInputFile } from '../input-file.js';
 import { openEngine } from '../compose.js';
 import { registerAgentCommands } from './agent-commands.js';
@@ -18,9 +26,8 @@ import { registerMaintenance } from './maintenance.js';
 import { registerServe } from '../http/cli.js';
 import { day, table } from './format.js';
 import { registerReview } from './review.js';
+import { schemaOptions } from './schema-options.js';
 import {
-  MIN_TRUST_CHOICES,
-  RECALL_DEFAULT_LIMIT,
   cliActor,
   cliSurface,
   parseIntOpt,
@@ -52,41 +59,27 @@ export interface CliContext {
   out: (json: unknown, human: () => string) => void;
 }
 
-const collect = (v: string, prev: string[] = []) => [...prev, v];
-const parseField = (v: string, prev: Record<string, string> = {}) => {
-  const i = v.indexOf('=');
-  if (i <= 0)
-    throw new MnemeError('invalid', `--field "${v}" is not key=value`, {
-      hint: 'write --field subject=billing',
-    });
-  return { ...prev, [v.slice(0, i).trim()]: v.slice(i + 1) };
-};
 /** A date flag, checked as it is parsed so the refusal names the flag (the engine checks too). */
 const dateFlag = (flag: string) => (v: string) => (toIso(v, flag), v);
-function contentOptions(cmd: Command, requireAbstract: boolean): Command {
-  return cmd
-    .addOption(
-      new Option(
-        '--abstract <text>',
-        'one line (≤ 240 chars): what gets searched and injected',
-      ).makeOptionMandatory(requireAbstract),
-    )
-    .option('--body <text>', 'Markdown detail')
-    .option('--body-file <file>', 'read the body from a file ("-" for stdin; at most 64 KiB)')
-    .option('--field <key=value>', 'a schema field, e.g. subject=billing (repeatable)', parseField)
-    .option('--tag <tag>', 'a tag (repeatable)', collect)
-    .option('--valid-from <iso>', 'when the fact started to hold', dateFlag('--valid-from'))
-    .option('--valid-to <iso>', 'when the fact stopped holding', dateFlag('--valid-to'))
-    .option(
-      '--applies-to <glob>',
-      'files this applies to, e.g. src/billing/** (repeatable)',
-      collect,
-    )
-    .option('--reason <text>', 'why (recorded in the journal)')
-    .option(
-      '--idempotency-key <key>',
-      'replaying the same request with this key returns the first result',
-    );
+const dates = {
+  valid_from: dateFlag('--valid-from'),
+  valid_to: dateFlag('--valid-to'),
+  as_of: dateFlag('--as-of'),
+  known_at: dateFlag('--known-at'),
+};
+
+/** A write's options, from the engine's schema for it, plus --body-file (read into `body`). */
+function writeOptions<V extends WriteVerb>(cmd: Command, verb: V, skip: string[] = []) {
+  const fields = schemaOptions(cmd, WRITES[verb], { skip: ['id', ...skip], parse: dates });
+  if ('body' in WRITES[verb].shape)
+    cmd.option('--body-file <file>', 'read the body from a file ("-" for stdin; at most 64 KiB)');
+  /** The parsed options (and the id argument) as the op, parsed with the engine's schema. */
+  return (o: Record<string, unknown>, extra: Record<string, unknown> = {}): OpInput => {
+    const payload = { ...fields(o), ...extra };
+    if (o.bodyFile !== undefined)
+      payload.body = readBody(o as { body?: string; bodyFile?: string });
+    return writeOp(verb, parsePayload(WRITES[verb], payload, verb));
+  };
 }
 
 function readBody(o: { body?: string; bodyFile?: string }): string | undefined {
@@ -100,33 +93,6 @@ function readBody(o: { body?: string; bodyFile?: string }): string | undefined {
   } catch {
     throw new MnemeError('invalid', `${o.bodyFile} is not valid UTF-8 text`);
   }
-}
-
-type ContentFlags = {
-  abstract?: string;
-  body?: string;
-  bodyFile?: string;
-  field?: Record<string, string>;
-  tag?: string[];
-  validFrom?: string;
-  validTo?: string;
-  appliesTo?: string[];
-  reason?: string;
-  idempotencyKey?: string;
-};
-
-function contentPayload(o: ContentFlags) {
-  return {
-    abstract: o.abstract,
-    body: readBody(o),
-    fields: o.field,
-    tags: o.tag,
-    valid_from: o.validFrom,
-    valid_to: o.validTo,
-    applies_to: o.appliesTo,
-    reason: o.reason,
-    idempotency_key: o.idempotencyKey,
-  };
 }
 
 export function buildProgram(c: CliContext): Command {
@@ -144,46 +110,29 @@ export function buildProgram(c: CliContext): Command {
     )
     .showHelpAfterError('(run `mneme --help` for usage)');
 
-  contentOptions(program.command('remember').description('store a new memory'), true)
-    .requiredOption(
-      '--type <type>',
-      'decision, constraint, procedure, fact, preference, lesson, incident, reference, event, profile',
-    )
-    .option('--global', 'store in the global scope instead of this project')
-    .option('--source <path>', 'bind the memory to a file (path[#symbol])')
-    .action(async (o: ContentFlags & { type: string; global?: boolean; source?: string }) => {
-      const engine = await c.engine();
-      const [r] = await engine.apply(
-        [
-          {
-            op: 'remember',
-            type: o.type,
-            ...contentPayload(o),
-            global: o.global,
-            source: o.source,
-          },
-        ],
-        c.actor(),
-      );
-      c.out(r, () =>
-        r!.unchanged
-          ? `unchanged: ${r!.id} rev ${r!.rev} already says this`
-          : `remembered ${r!.id} rev ${r!.rev} (trust ${r!.trust})${r!.quarantined ? ' — QUARANTINED for review' : ''}${r!.redacted ? ` — redacted: ${r!.redacted.join(', ')}` : ''}`,
-      );
-    });
+  const remember = program.command('remember').description('store a new memory');
+  const rememberOp = writeOptions(remember, 'remember');
+  remember.action(async (o: Record<string, unknown>) => {
+    const engine = await c.engine();
+    const [r] = await engine.apply([rememberOp(o)], c.actor());
+    c.out(r, () =>
+      r!.unchanged
+        ? `unchanged: ${r!.id} rev ${r!.rev} already says this`
+        : `remembered ${r!.id} rev ${r!.rev} (trust ${r!.trust})${r!.quarantined ? ' — QUARANTINED for review' : ''}${r!.redacted ? ` — redacted: ${r!.redacted.join(', ')}` : ''}`,
+    );
+  });
 
-  program
+  const recall = program
     .command('recall')
     .description('search memories of this project and the global scope')
-    .argument('<query...>', 'what to look for')
-    .option('--limit <n>', 'how many results', parseIntOpt('--limit'), RECALL_DEFAULT_LIMIT)
-    .option('--as-of <iso>', 'what held at this time (validity time)')
-    .option('--known-at <iso>', 'what the store believed at this time (transaction time)')
-    .option('--explain', 'show score parts and what was excluded and why')
-    .addOption(new Option('--min-trust <level>', 'trust floor').choices(MIN_TRUST_CHOICES))
-    .action(async (words: string[], o: RecallFlags) => {
-      await recallAndPrint(await c.engine(), words, o, c.io, c.globals().json);
-    });
+    .argument('<query...>', 'what to look for');
+  const recallFields = schemaOptions(recall, RecallInput, { skip: ['query'], parse: dates });
+  recall.action(async (words: string[], o: Record<string, unknown>) => {
+    const r = parsePayload(RecallInput, { query: words.join(' '), ...recallFields(o) }, 'recall');
+    const { limit, asOf, knownAt, explain, minTrust } = recallOptions(r, c.actor());
+    const flags: RecallFlags = { limit: limit!, asOf, knownAt, explain, minTrust };
+    await recallAndPrint(await c.engine(), words, flags, c.io, c.globals().json);
+  });
 
   program
     .command('read')
@@ -217,85 +166,61 @@ export function buildProgram(c: CliContext): Command {
     });
 
   for (const verb of ['supersede', 'correct'] as const) {
-    contentOptions(
-      program
-        .command(verb)
-        .description(
-          verb === 'supersede'
-            ? 'record that the fact changed: a new revision replaces the old from --valid-from (default now)'
-            : 'fix a wrong value: a new revision replaces it, the old one is rejected',
-        )
-        .argument('<id>'),
-      false,
-    )
-      .option(
-        '--expected-rev <n>',
-        'refuse if the memory has moved past this revision',
-        parseIntOpt('--expected-rev'),
+    const cmd = program
+      .command(verb)
+      .description(
+        verb === 'supersede'
+          ? 'record that the fact changed: a new revision replaces the old from --valid-from (default now)'
+          : 'fix a wrong value: a new revision replaces it, the old one is rejected',
       )
-      .action(async (id: string, o: ContentFlags & { expectedRev?: number }) => {
-        const engine = await c.engine();
-        const [r] = await engine.apply(
-          [{ op: verb, id, expected_rev: o.expectedRev, ...contentPayload(o) }],
-          c.actor(),
-        );
-        c.out(
-          r,
-          () => `${verb === 'supersede' ? 'superseded' : 'corrected'} ${r!.id}: now rev ${r!.rev}`,
-        );
-      });
+      .argument('<id>');
+    const op = writeOptions(cmd, verb);
+    cmd.action(async (id: string, o: Record<string, unknown>) => {
+      const engine = await c.engine();
+      const [r] = await engine.apply([op(o, { id })], c.actor());
+      c.out(
+        r,
+        () => `${verb === 'supersede' ? 'superseded' : 'corrected'} ${r!.id}: now rev ${r!.rev}`,
+      );
+    });
   }
 
-  const retract = async (
-    id: string,
-    o: { reason?: string; reject?: boolean; expectedRev?: number; idempotencyKey?: string },
-    reject: boolean,
-  ) => {
+  const retract = async (op: OpInput, reject: boolean) => {
     const engine = await c.engine();
-    const [r] = await engine.apply(
-      [
-        {
-          op: 'retract',
-          id,
-          reason: o.reason,
-          reject,
-          expected_rev: o.expectedRev,
-          idempotency_key: o.idempotencyKey,
-        },
-      ],
-      c.actor(),
-    );
+    const [r] = await engine.apply([op], c.actor());
     c.out(
       r,
       () =>
         `${reject ? 'forgot' : 'retracted'} ${r!.id} (rev ${r!.rev}); it stays readable in \`mneme history ${r!.id}\``,
     );
   };
-  program
+  const retractCmd = program
     .command('retract')
     .description('withdraw a memory; with --reject the value was wrong and is not allowed back')
-    .argument('<id>')
-    .option('--reason <text>', 'why')
-    .option('--reject', 'the value was wrong: arm a tombstone so it cannot come back')
-    .option(
-      '--expected-rev <n>',
-      'refuse if the memory has moved past this revision',
-      parseIntOpt('--expected-rev'),
-    )
-    .option('--idempotency-key <key>')
-    .action(
-      (
-        id: string,
-        o: { reason?: string; reject?: boolean; expectedRev?: number; idempotencyKey?: string },
-      ) => retract(id, o, o.reject === true),
-    );
-  program
+    .argument('<id>');
+  const retractOp = writeOptions(retractCmd, 'retract');
+  retractCmd.action((id: string, o: Record<string, unknown>) =>
+    retract(retractOp(o, { id }), o.reject === true),
+  );
+  const forget = program
     .command('forget')
     .description('retract --reject: withdraw a wrong value and keep it from coming back')
-    .argument('<id>')
-    .option('--reason <text>', 'why')
-    .option('--idempotency-key <key>')
-    .action((id: string, o: { reason?: string; idempotencyKey?: string }) => retract(id, o, true));
+    .argument('<id>');
+  const forgetOp = writeOptions(forget, 'retract', ['reject', 'expected_rev']);
+  forget.action((id: string, o: Record<string, unknown>) =>
+    retract(forgetOp(o, { id, reject: true }), true),
+  );
+
+  const link = program
+    .command('link')
+    .description('relate a memory to another: derived_from, contradicts or relates_to')
+    .argument('<id>');
+  const linkOp = writeOptions(link, 'link');
+  link.action(async (id: string, o: Record<string, unknown>) => {
+    const engine = await c.engine();
+    const [r] = await engine.apply([linkOp(o, { id })], c.actor());
+    c.out(r, () => `linked ${r!.id}: now rev ${r!.rev}`);
+  });
 
   program
     .command('history')

@@ -2,7 +2,7 @@
 // the meaning of the recall flags, who the caller is, how a result is printed and how a failure
 // becomes output and an exit code. Light on purpose: fast.ts loads it on every hook and recall.
 import { MnemeError, type ErrorCode } from '../../core/errors.js';
-import type { Actor, Trust } from '../../core/types.js';
+import { TRUST_LEVELS, type Actor, type Trust } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
 import { agentSessionMarker } from '../agent-env.js';
 import { formatRecall } from './format.js';
@@ -68,7 +68,8 @@ export function reportError(e: unknown, json: boolean | undefined, io: Io): numb
 
 // ---- recall ---------------------------------------------------------------------------------
 
-export const MIN_TRUST_CHOICES = ['untrusted', 'claimed', 'verified', 'confirmed'] as const;
+/** The trust levels, as the engine's recall schema takes them for min_trust. */
+export const MIN_TRUST_CHOICES = TRUST_LEVELS;
 
 export interface RecallFlags {
   limit: number;
@@ -78,7 +79,7 @@ export interface RecallFlags {
   minTrust?: Trust;
 }
 
-export const RECALL_DEFAULT_LIMIT = 10;
+export { RECALL_DEFAULT_LIMIT } from '../../core/limits.js';
 
 /** `mneme recall WORDS...`: one engine recall, printed. */
 export async function recallAndPrint(

@@ -10,6 +10,8 @@ const schemaLine = (s: Any | undefined): string => {
   if (!s) return '';
   if (typeof s.$ref === 'string') return s.$ref.split('/').pop()!;
   if (Array.isArray(s.enum)) return (s.enum as string[]).join(' \\| ');
+  if (Array.isArray(s.anyOf)) return (s.anyOf as Any[]).map(schemaLine).join(' \\| ');
+  if (s.type === 'array' && s.items) return `${schemaLine(s.items as Any)}[]`;
   return String(s.type ?? '');
 };
 

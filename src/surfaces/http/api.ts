@@ -1,45 +1,24 @@
-// The JSON API under /api: the engine's read and write operations over HTTP. Bodies are
-// validated once here (zod, strict: an unknown field such as `trust` is refused), turned into
-// write-path ops, and every write goes through engine.apply. Errors map via errors.ts.
+// The JSON API under /api: the engine's read and write operations over HTTP. Bodies and the recall
+// parameters are parsed with schemas derived from the engine's payload schemas (bodies.ts; strict:
+// an unknown field such as `trust` is refused), turned into write-path ops, and every write goes
+// through engine.apply. Errors map via errors.ts.
 import { Hono, type Context } from 'hono';
-import { z } from 'zod';
 import { MnemeError, invalid } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
+import {
+  RecallInput,
+  parsePayload,
+  recallOptions,
+  writeOp,
+  type WriteInput,
+} from '../../engine/payloads.js';
 import { apiActor, surfaceOf } from './auth.js';
+import { BODIES, recallFromQuery } from './bodies.js';
 import { browse } from './browse.js';
 import type { AppOptions, HttpEnv } from './context.js';
 import { OPENAPI } from './openapi.js';
 import { resolveProject, type ProjectChoice } from './project-param.js';
 import { listReports, readReport } from './reports.js';
-
-const str = z.string();
-const content = {
-  abstract: str.optional(),
-  body: str.optional(),
-  fields: z.record(str).optional(),
-  tags: z.array(str).optional(),
-  valid_from: str.optional(),
-  valid_to: str.nullable().optional(),
-  applies_to: z.array(str).optional(),
-  reason: str.optional(),
-  project: str.optional(),
-};
-export const RememberBody = z.object({ ...content, type: str, abstract: str }).strict();
-export const ReviseBody = z.object(content).strict();
-export const RetractBody = z
-  .object({ reason: str.optional(), reject: z.boolean().optional(), project: str.optional() })
-  .strict();
-
-export function parseWith<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
-  const r = schema.safeParse(value);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0];
-  const where = issue?.path.join('.') || what;
-  throw invalid(
-    `invalid ${what}: ${where}: ${issue?.message ?? 'malformed'}`,
-    'see /api/openapi.json',
-  );
-}
 
 async function jsonBody(c: Context<HttpEnv>): Promise<Record<string, unknown>> {
   const ct = c.req.header('content-type') ?? '';
@@ -69,6 +48,12 @@ export function ifMatch(c: Context<HttpEnv>): number | undefined {
   return Number(m[1]);
 }
 
+/** What a write on /memories/:id carries in its headers: If-Match and Idempotency-Key. */
+const addressed = (c: Context<HttpEnv>) => ({
+  expected_rev: ifMatch(c),
+  idempotency_key: idempotencyKey(c),
+});
+
 function idempotencyKey(c: Context<HttpEnv>): string | undefined {
   const k = c.req.header('idempotency-key');
   if (k === undefined) return undefined;
@@ -83,8 +68,6 @@ function intParam(v: string | undefined, name: string, max: number): number | un
     throw invalid(`${name} must be an integer from 1 to ${max}, not "${v.slice(0, 20)}"`);
   return n;
 }
-
-const flag = (v: string | undefined) => v !== undefined && ['', '1', 'true', 'yes'].includes(v);
 
 export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
   const api = new Hono<HttpEnv>();
@@ -155,11 +138,11 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
 
   api.post('/memories', async (c) => {
     const raw = await jsonBody(c);
-    const b = parseWith(RememberBody, raw, 'memory');
+    const b = parsePayload(BODIES.remember, raw, 'remember');
     const { engine } = bound(c, b.project);
     const { project: _p, ...rest } = b;
     const [r] = await engine.apply(
-      [{ op: 'remember', ...rest, idempotency_key: idempotencyKey(c) }],
+      [writeOp('remember', { ...rest, idempotency_key: idempotencyKey(c) })],
       apiActor(c.get('caller')),
     );
     c.header('Location', `/api/memories/${r!.id}`);
@@ -190,18 +173,29 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
 
   for (const verb of ['supersede', 'correct'] as const) {
     api.post(`/memories/:id/${verb}`, async (c) => {
-      const b = parseWith(ReviseBody, await jsonBody(c), verb);
+      const b = parsePayload(BODIES[verb], await jsonBody(c), verb);
+      const { engine } = bound(c, b.project);
+      const { project: _p, ...rest } = b;
+      const [r] = await engine.apply(
+        [writeOp(verb, { id: c.req.param('id'), ...rest, ...addressed(c) })],
+        apiActor(c.get('caller')),
+      );
+      c.header('ETag', `"${r!.rev}"`);
+      if (r!.replayed) c.header('Idempotent-Replayed', 'true');
+      return c.json(r);
+    });
+  }
+
+  for (const verb of ['retract', 'link'] as const) {
+    api.post(`/memories/:id/${verb}`, async (c) => {
+      const b = parsePayload(BODIES[verb], await jsonBody(c), verb);
       const { engine } = bound(c, b.project);
       const { project: _p, ...rest } = b;
       const [r] = await engine.apply(
         [
-          {
-            op: verb,
-            id: c.req.param('id'),
-            ...rest,
-            expected_rev: ifMatch(c),
-            idempotency_key: idempotencyKey(c),
-          },
+          writeOp(verb, { id: c.req.param('id'), ...rest, ...addressed(c) } as WriteInput<
+            typeof verb
+          >),
         ],
         apiActor(c.get('caller')),
       );
@@ -211,42 +205,10 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
     });
   }
 
-  api.post('/memories/:id/retract', async (c) => {
-    const b = parseWith(RetractBody, await jsonBody(c), 'retract');
-    const { engine } = bound(c, b.project);
-    const [r] = await engine.apply(
-      [
-        {
-          op: 'retract',
-          id: c.req.param('id'),
-          reason: b.reason,
-          reject: b.reject,
-          expected_rev: ifMatch(c),
-          idempotency_key: idempotencyKey(c),
-        },
-      ],
-      apiActor(c.get('caller')),
-    );
-    if (r!.replayed) c.header('Idempotent-Replayed', 'true');
-    return c.json(r);
-  });
-
   api.get('/recall', async (c) => {
     const { engine } = bound(c);
-    const q = c.req.query('q');
-    if (!q || q.trim() === '') throw invalid('q is required: what to look for');
-    const minTrust = c.req.query('min_trust');
-    if (minTrust && !['untrusted', 'claimed', 'verified', 'confirmed'].includes(minTrust))
-      throw invalid('min_trust must be untrusted, claimed, verified or confirmed');
-    const r = await engine.recall(q, {
-      limit: intParam(c.req.query('limit'), 'limit', 200),
-      asOf: c.req.query('as_of') || undefined,
-      knownAt: c.req.query('known_at') || undefined,
-      explain: flag(c.req.query('explain')),
-      minTrust: (minTrust || undefined) as 'claimed' | undefined,
-      actor: apiActor(c.get('caller')),
-    });
-    return c.json(r);
+    const r = parsePayload(RecallInput, recallFromQuery(c.req.query()), 'recall');
+    return c.json(await engine.recall(r.query, recallOptions(r, apiActor(c.get('caller')))));
   });
 
   api.get('/proposals', async (c) => {

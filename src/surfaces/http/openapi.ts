@@ -1,5 +1,11 @@
 // The API's OpenAPI 3.1 document, written as a typed object next to the routes it describes
-// (api.ts). docs/api.md is generated from it (`npm run docs:api`); a test keeps the two in step.
+// (api.ts). Request bodies and the recall parameters are not written here: they are the JSON form
+// of the schemas the routes parse with (bodies.ts, from the engine's payload schemas). docs/api.md
+// is generated from it (`npm run docs:api`); a test keeps the two in step.
+import { z } from 'zod';
+import { RecallInput } from '../../engine/payloads.js';
+import { jsonSchemaOf } from '../json-schema.js';
+import { BODIES, recallParam } from './bodies.js';
 
 type Schema = Record<string, unknown>;
 interface Param {
@@ -80,19 +86,19 @@ const errors = {
 const body = (schema: Schema) =>
   ({ required: true, content: { 'application/json': { schema } } }) as const;
 
-const contentProps: Schema = {
-  abstract: S('string', 'One line (≤ 240 chars): what gets searched and injected.'),
-  body: S('string', 'Markdown detail.'),
-  fields: S('object', 'Schema fields, e.g. {"subject": "billing"}.', {
-    additionalProperties: S('string'),
-  }),
-  tags: S('array', undefined, { items: S('string') }),
-  valid_from: S('string', 'When the fact started to hold (ISO 8601).'),
-  valid_to: S('string', 'When the fact stopped holding (ISO 8601).'),
-  applies_to: S('array', 'Globs of files this applies to.', { items: S('string') }),
-  reason: S('string', 'Why (recorded in the journal).'),
-  project: S('string', 'The project to write in (id or repository path); default global.'),
-};
+/** A write's body: the JSON form of the schema the route parses with (bodies.ts). */
+const writeBody = (verb: keyof typeof BODIES) => body(jsonSchemaOf(BODIES[verb]));
+
+const sentence = (d: string) => `${d.charAt(0).toUpperCase()}${d.slice(1)}.`;
+
+/** The recall options as query parameters, from the engine's recall schema. */
+const recallParams: Param[] = Object.entries(RecallInput.shape).map(([field, schema]) => ({
+  name: recallParam(field),
+  in: 'query',
+  required: !schema.isOptional(),
+  description: sentence(schema.description ?? field),
+  schema: jsonSchemaOf(schema instanceof z.ZodOptional ? schema.unwrap() : schema),
+}));
 
 const paths: Record<string, Record<string, Operation>> = {
   '/api/health': {
@@ -151,18 +157,7 @@ const paths: Record<string, Record<string, Operation>> = {
       description:
         'Unknown fields are refused (trust, for one, is assigned by the write path, never taken from the request).',
       parameters: [project, idemKey],
-      requestBody: body({
-        type: 'object',
-        required: ['type', 'abstract'],
-        additionalProperties: false,
-        properties: {
-          type: S(
-            'string',
-            'decision, constraint, procedure, fact, preference, lesson, incident, reference, event, profile',
-          ),
-          ...contentProps,
-        },
-      }),
+      requestBody: writeBody('remember'),
       responses: {
         '201': json(ref('ApplyResult'), 'Stored (Location and ETag headers set)'),
         ...errors,
@@ -199,7 +194,7 @@ const paths: Record<string, Record<string, Operation>> = {
       operationId: 'supersede',
       summary: 'The fact changed: a new revision replaces the old from valid_from',
       parameters: [idParam, project, ifMatch, idemKey],
-      requestBody: body({ type: 'object', additionalProperties: false, properties: contentProps }),
+      requestBody: writeBody('supersede'),
       responses: { '200': json(ref('ApplyResult'), 'The new revision'), ...errors },
     },
   },
@@ -208,7 +203,7 @@ const paths: Record<string, Record<string, Operation>> = {
       operationId: 'correct',
       summary: 'The value was wrong: a new revision replaces it and the old one is rejected',
       parameters: [idParam, project, ifMatch, idemKey],
-      requestBody: body({ type: 'object', additionalProperties: false, properties: contentProps }),
+      requestBody: writeBody('correct'),
       responses: { '200': json(ref('ApplyResult'), 'The new revision'), ...errors },
     },
   },
@@ -218,12 +213,17 @@ const paths: Record<string, Record<string, Operation>> = {
       summary:
         'Withdraw a memory; with reject the value was wrong and may not come back (tombstone)',
       parameters: [idParam, project, ifMatch, idemKey],
-      requestBody: body({
-        type: 'object',
-        additionalProperties: false,
-        properties: { reason: S('string'), reject: S('boolean'), project: S('string') },
-      }),
+      requestBody: writeBody('retract'),
       responses: { '200': json(ref('ApplyResult'), 'Retracted'), ...errors },
+    },
+  },
+  '/api/memories/{id}/link': {
+    post: {
+      operationId: 'link',
+      summary: 'Relate a memory to another: derived_from, contradicts or relates_to',
+      parameters: [idParam, project, ifMatch, idemKey],
+      requestBody: writeBody('link'),
+      responses: { '200': json(ref('ApplyResult'), 'The new revision'), ...errors },
     },
   },
   '/api/recall': {
@@ -231,15 +231,7 @@ const paths: Record<string, Record<string, Operation>> = {
       operationId: 'recall',
       summary:
         'Search: eligible memories only, ranked; explain adds score parts and the exclusion trace',
-      parameters: [
-        q('q', 'What to look for.', S('string'), true),
-        project,
-        q('limit', 'How many results (1–200, default 10).', S('integer')),
-        q('as_of', 'What held at this time (validity time, ISO 8601).'),
-        q('known_at', 'What the store believed at this time (transaction time, ISO 8601).'),
-        q('explain', 'true: score parts and what was excluded and why.', S('boolean')),
-        q('min_trust', 'Trust floor.'),
-      ],
+      parameters: [...recallParams, project],
       responses: { '200': json(S('object'), '{query, results, excluded?}'), ...errors },
     },
   },

@@ -8,6 +8,8 @@ export interface ToolErrorBody {
   code: ErrorCode;
   message: string;
   hint?: string;
+  /** The payload field a refusal is about (the engine's payload refusals name one). */
+  field?: string;
 }
 
 // A backticked command naming a human-only verb, e.g. `mneme review` or `mneme tombstone lift X`.
@@ -25,6 +27,7 @@ export function toErrorBody(e: unknown): ToolErrorBody {
     const hint = e.hint === undefined || HUMAN_ONLY_WORDS.test(e.hint) ? undefined : e.hint;
     const body: ToolErrorBody = { code: e.code, message: agentSafe(e.message) };
     if (hint !== undefined) body.hint = agentSafe(hint);
+    if (typeof e.details?.field === 'string') body.field = e.details.field;
     return body;
   }
   return { code: 'internal', message: 'internal error in the mneme MCP server' };

@@ -2,7 +2,6 @@
 // the SDK's low-level Server so that every failure — including argument validation — reaches the
 // agent as the same structured `{code, message, hint}` error, never a raw stack.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
 import {
   CallToolRequestSchema,
   ErrorCode as RpcError,
@@ -13,6 +12,7 @@ import {
 import type { Actor } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
 import { mnemeVersion } from '../install-root.js';
+import { jsonSchemaOf } from '../json-schema.js';
 import { errorResult, okResult, toErrorBody } from './errors.js';
 import type { SessionStore } from '../compose.js';
 import { buildTools, parseArgs } from './tools.js';
@@ -48,7 +48,7 @@ export function createMcpServer(engine: Engine, opts: McpServerOptions = {}): Se
   const listed: Tool[] = tools.map((t) => ({
     name: t.name,
     description: t.description,
-    inputSchema: toJsonSchemaCompat(t.input) as Tool['inputSchema'],
+    inputSchema: jsonSchemaOf(t.input) as Tool['inputSchema'],
     annotations: { readOnlyHint: t.readOnly, destructiveHint: false, openWorldHint: false },
   }));
 

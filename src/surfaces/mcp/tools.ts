@@ -1,12 +1,21 @@
-// The MCP tool list: each tool is a strict zod input schema and a handler over the engine. Writes
+// The MCP tool list: each tool is a strict zod input schema and a handler over the engine. The
+// recall and write tools take the engine's own payload schemas (engine/payloads.ts). Writes
 // go through engine.apply with an agent actor. No tool takes a scope: the engine was bound to one
 // project when the server started. No tool accepts proposals, confirms, lifts tombstones or sets
 // trust — those are human decisions and are not reachable from here.
 import { z } from 'zod';
-import { MnemeError } from '../../core/errors.js';
+import { LIMITS } from '../../core/limits.js';
 import { handle } from '../../core/revision.js';
 import type { Actor } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
+import {
+  RecallInput,
+  TYPE_NAMES,
+  WRITES,
+  parsePayload,
+  recallOptions,
+  writeOp,
+} from '../../engine/payloads.js';
 import type { SessionStore } from '../compose.js';
 
 export interface ToolDef {
@@ -17,42 +26,7 @@ export interface ToolDef {
   run: (args: Record<string, unknown>, actor: Actor) => Promise<object>;
 }
 
-const id = z.string().min(1).max(200).describe('a memory id, e.g. mem_01J…');
-const iso = z.string().max(64);
-const reason = z.string().max(2000).optional().describe('why (recorded in the journal)');
-const idempotencyKey = z
-  .string()
-  .min(1)
-  .max(200)
-  .optional()
-  .describe('replaying the same request with this key returns the first result');
-const expectedRev = z
-  .number()
-  .int()
-  .positive()
-  .optional()
-  .describe('refuse if the memory has moved past this revision');
-
-const content = {
-  abstract: z.string().describe('one line (≤ 240 chars): what gets searched and injected'),
-  body: z.string().optional().describe('Markdown detail'),
-  fields: z
-    .record(z.string())
-    .optional()
-    .describe('schema fields, e.g. {"subject": "billing"}; the subject names what it is about'),
-  tags: z.array(z.string()).optional(),
-  valid_from: iso.optional().describe('ISO date/time the fact started to hold (default now)'),
-  valid_to: iso.nullable().optional().describe('ISO date/time the fact stopped holding'),
-  applies_to: z
-    .array(z.string())
-    .optional()
-    .describe('file globs this applies to, e.g. ["src/billing/**"]'),
-  reason,
-  idempotency_key: idempotencyKey,
-};
-
-const TYPES =
-  'decision, constraint, procedure, fact, preference, lesson, incident, reference, event or profile';
+const id = z.string().min(1).max(LIMITS.idChars).describe('a memory id, e.g. mem_01J…');
 
 function define<S extends z.AnyZodObject>(
   name: string,
@@ -72,24 +46,9 @@ export function buildTools(engine: Engine, sessions: SessionStore | null = null)
     define(
       'recall',
       'Search the memories of this project and the global scope. Returns the best eligible matches (current, in scope, valid) as one-line abstracts with [mem:ID] handles; cite a memory by its handle when you use it. explain adds score parts and what matched but was not served, and why.',
-      z
-        .object({
-          query: z.string().min(1).max(2000).describe('what to look for'),
-          limit: z.number().int().min(1).max(50).optional().describe('how many results (10)'),
-          as_of: iso.optional().describe('what held at this time (validity time)'),
-          known_at: iso.optional().describe('what the store believed at this time'),
-          explain: z.boolean().optional(),
-        })
-        .strict(),
+      RecallInput,
       true,
-      (a, actor) =>
-        engine.recall(a.query, {
-          limit: a.limit ?? 10,
-          asOf: a.as_of,
-          knownAt: a.known_at,
-          explain: a.explain,
-          actor,
-        }),
+      (a, actor) => engine.recall(a.query, recallOptions(a, actor)),
     ),
     define(
       'read',
@@ -114,78 +73,38 @@ export function buildTools(engine: Engine, sessions: SessionStore | null = null)
     ),
     define(
       'remember',
-      `Store a new memory in this project (or in the global scope with global: true). type is one of ${TYPES}. Write one memory per durable fact, decision or rule worth knowing in a later session; not transient task state.`,
-      z
-        .object({
-          type: z.string().min(1).max(40).describe(TYPES),
-          ...content,
-          global: z
-            .boolean()
-            .optional()
-            .describe('store in the global scope (true for facts about the user, not the project)'),
-        })
-        .strict(),
+      `Store a new memory in this project (or in the global scope with global: true). type is one of ${TYPE_NAMES}. Write one memory per durable fact, decision or rule worth knowing in a later session; not transient task state.`,
+      WRITES.remember,
       false,
-      async (a, actor) => withHandle(await first(engine.apply([{ op: 'remember', ...a }], actor))),
+      async (a, actor) => withHandle(await first(engine.apply([writeOp('remember', a)], actor))),
     ),
     define(
       'supersede',
       'Record that a fact changed: a new revision replaces the memory from valid_from (default now); the old value stays in history as what held before.',
-      z
-        .object({
-          id,
-          expected_rev: expectedRev,
-          ...content,
-          abstract: content.abstract.optional(),
-        })
-        .strict(),
+      WRITES.supersede,
       false,
-      async (a, actor) => withHandle(await first(engine.apply([{ op: 'supersede', ...a }], actor))),
+      async (a, actor) => withHandle(await first(engine.apply([writeOp('supersede', a)], actor))),
     ),
     define(
       'correct',
       'Fix a value that was wrong all along: a new revision replaces it and the old value is marked rejected.',
-      z
-        .object({
-          id,
-          expected_rev: expectedRev,
-          ...content,
-          abstract: content.abstract.optional(),
-        })
-        .strict(),
+      WRITES.correct,
       false,
-      async (a, actor) => withHandle(await first(engine.apply([{ op: 'correct', ...a }], actor))),
+      async (a, actor) => withHandle(await first(engine.apply([writeOp('correct', a)], actor))),
     ),
     define(
       'retract',
       'Withdraw a memory: it leaves every read path and stays in history. With reject: true the value was wrong and may not be written again.',
-      z
-        .object({
-          id,
-          reject: z.boolean().optional(),
-          reason,
-          expected_rev: expectedRev,
-          idempotency_key: idempotencyKey,
-        })
-        .strict(),
+      WRITES.retract,
       false,
-      async (a, actor) => withHandle(await first(engine.apply([{ op: 'retract', ...a }], actor))),
+      async (a, actor) => withHandle(await first(engine.apply([writeOp('retract', a)], actor))),
     ),
     define(
       'link',
       'Relate one memory to another: derived_from, contradicts or relates_to.',
-      z
-        .object({
-          id,
-          rel: z.enum(['derived_from', 'contradicts', 'relates_to']),
-          target: id.describe('the other memory id'),
-          reason,
-          expected_rev: expectedRev,
-          idempotency_key: idempotencyKey,
-        })
-        .strict(),
+      WRITES.link,
       false,
-      async (a, actor) => withHandle(await first(engine.apply([{ op: 'link', ...a }], actor))),
+      async (a, actor) => withHandle(await first(engine.apply([writeOp('link', a)], actor))),
     ),
     define(
       'feedback',
@@ -219,15 +138,6 @@ export function buildTools(engine: Engine, sessions: SessionStore | null = null)
   ];
 }
 
-/** Boundary validation: a discriminated result, turned into a domain error by the caller. */
-export function parseArgs(tool: ToolDef, args: unknown): Record<string, unknown> {
-  const r = tool.input.safeParse(args ?? {});
-  if (r.success) return r.data as Record<string, unknown>;
-  const issues = r.error.issues
-    .slice(0, 3)
-    .map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`)
-    .join('; ');
-  throw new MnemeError('invalid', `invalid arguments for ${tool.name}: ${issues}`, {
-    hint: `pass only the arguments listed in the ${tool.name} tool's input schema`,
-  });
-}
+/** Boundary validation with the tool's schema: the engine's one refusal shape on failure. */
+export const parseArgs = (tool: ToolDef, args: unknown): Record<string, unknown> =>
+  parsePayload(tool.input, args ?? {}, tool.name);

@@ -54,8 +54,21 @@ export function indexTokens(text: string): string[] {
 /** A text as its index tokens, space-separated: what both stores' full-text columns hold. */
 export const indexText = (text: string): string => indexTokens(text).join(' ');
 
-/** A query term's index tokens: one stem, or (a CJK run, a word with inner marks) a phrase. */
-export const termTokens = (t: QueryTerm): string[] => indexTokens(t.text);
+const TERM_TOKENS = new Map<string, string[]>();
+
+/**
+ * A query term's index tokens: one stem, or (a CJK run, a word with inner marks) a phrase.
+ * Memoised (a search asks for them several times); never modify the returned array.
+ */
+export function termTokens(t: QueryTerm): string[] {
+  let tokens = TERM_TOKENS.get(t.text);
+  if (tokens === undefined) {
+    if (TERM_TOKENS.size > 10_000) TERM_TOKENS.clear();
+    tokens = indexTokens(t.text);
+    TERM_TOKENS.set(t.text, tokens);
+  }
+  return tokens;
+}
 
 export const STOP_WORDS = new Set(
   (

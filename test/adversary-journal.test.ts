@@ -11,7 +11,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { distillSession, DISTILL_DEFAULTS } from '../src/engine/distill.js';
+import { DISTILL_DEFAULTS } from '../src/engine/engine.js';
 import { currentPassphrase, hashPassphrase } from '../src/engine/passphrase.js';
 import { SessionFiles } from '../src/store/files/session-files.js';
 import { FileStore } from '../src/store/files/file-store.js';
@@ -472,8 +472,7 @@ describe('the distiller on a store that refuses writes', () => {
     const sessions = new SessionFiles(dir);
     const ref = { host: 'claude-code' as const, session: 'adv' };
     const run = () =>
-      distillSession(
-        engine.ctx,
+      engine.distill(
         sessions,
         async () =>
           '{"op":"new","type":"fact","abstract":"Bravo: the queue is SQS","evidence":[[1,1]]}',
@@ -485,28 +484,33 @@ describe('the distiller on a store that refuses writes', () => {
           limits: DISTILL_DEFAULTS,
         },
       );
-    const abstracts = async () =>
-      (await engine.ctx.store.listCurrent([PROJECT_A])).map((v) => v.abstract);
+    const person = await openEngine({
+      store: dir,
+      binding,
+      env: { MNEME_DURABLE: '0' },
+      clock: testClock('2027-01-01T00:00:00.000Z'),
+    });
+    const abstracts = async () => (await person.memories()).map((v) => v.abstract);
     await engine.apply(
       [{ op: 'remember', type: 'fact', abstract: 'Alpha: before the cut' }],
       AGENT,
     );
     await engine.apply([{ op: 'remember', type: 'fact', abstract: 'Charlie: cut' }], AGENT);
     cutTail(dir);
-    sessions.appendArchive(ref, [
+    await sessions.appendArchive(ref, [
       JSON.stringify({ type: 'user', message: { role: 'user', content: 'The queue is SQS.' } }),
     ]);
     const halted = await run();
     assert.match(halted.error ?? '', /accepts no write/);
     assert.equal(halted.refused.length, 0, 'nothing was counted as refused (and dropped later)');
-    assert.ok(sessions.readState('inflight', ref), 'the batch stays in flight');
+    assert.ok(await sessions.readState('inflight', ref), 'the batch stays in flight');
     assert.ok(!(await abstracts()).includes('Bravo: the queue is SQS'));
     // Does: after a person's repair the same run applies it.
-    const person = engineFor(engine.ctx.store, PROJECT_A, testClock('2027-01-01T00:00:00.000Z'));
     await person.repairJournal('the last line was cut', HUMAN);
     const done = await run();
     assert.equal(done.error, null);
     assert.ok((await abstracts()).includes('Bravo: the queue is SQS'));
+    await person.close();
     await engine.close();
   });
 });

@@ -27,7 +27,7 @@ describe('a hostile model output through the distiller', () => {
   };
   let out = { code: 0, stdout: '', stderr: '' };
 
-  before(() => {
+  before(async () => {
     w = makeWorld();
     a = w.project('alpha', 'git@github.com:acme/alpha.git');
     b = w.project('bravo', 'git@github.com:acme/bravo.git');
@@ -37,7 +37,7 @@ describe('a hostile model output through the distiller', () => {
     id.theirs = remember(b, 'Bravo payments run on Kafka');
     id.forgotten = remember(a, REJECTED);
     assert.equal(w.cli(['forget', id.forgotten], { cwd: a }).code, 0);
-    new SessionFiles(w.home).appendArchive({ host: 'claude-code', session: 'evil' }, [
+    await new SessionFiles(w.home).appendArchive({ host: 'claude-code', session: 'evil' }, [
       msg('user', 'Release branches are cut on Fridays. Builds run on ci-large.'),
       msg('assistant', 'Noted.'),
     ]);

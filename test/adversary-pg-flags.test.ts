@@ -10,6 +10,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import pg from 'pg';
 import { BIN, gitRepo, tmpDir } from './helpers.js';
 import { pgSkipReason, throwawayDb, type ThrowawayDb } from './pg-fixtures.js';
 
@@ -68,7 +69,7 @@ describe('--db/--tenant reach every command (Postgres)', { skip: skip ?? false }
     fs.rmSync(repo, { recursive: true, force: true });
   });
 
-  it('a hook with --db/--tenant injects the tenant’s memory and writes nothing to ~/.mneme', () => {
+  it('a hook with --db/--tenant injects the tenant’s memory and writes nothing to ~/.mneme', async () => {
     const payload = JSON.stringify({ session_id: 'pg-s1', cwd: repo, source: 'startup' });
     // The full CLI (--embedder, which the fast path does not know, sends it there) and the fast
     // path.
@@ -81,7 +82,7 @@ describe('--db/--tenant reach every command (Postgres)', { skip: skip ?? false }
       assert.ok(r.stdout.includes(id), `the hook did not inject ${id}: ${r.stdout}`);
       assert.equal(fs.existsSync(embedded), false, `${args.join(' ')} wrote to ~/.mneme`);
     }
-    // A stop hook archives the transcript: into the Postgres store's local directory.
+    // A stop hook archives the transcript: into the tenant's session rows in the database.
     const transcript = path.join(home, 't.jsonl');
     fs.writeFileSync(
       transcript,
@@ -93,11 +94,16 @@ describe('--db/--tenant reach every command (Postgres)', { skip: skip ?? false }
     );
     assert.equal(stop.code, 0, stop.stderr);
     assert.equal(fs.existsSync(embedded), false, 'the stop hook wrote to ~/.mneme');
-    const state = path.join(home, '.local', 'state', 'mneme');
-    const archived = fs
-      .readdirSync(state)
-      .some((d) => fs.existsSync(path.join(state, d, 'archive', 'sessions', 'claude-code')));
-    assert.ok(archived, 'the stop hook archived nothing');
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ tenant_id: string; n: number }>(
+        "SELECT tenant_id, count(*)::int AS n FROM session_archive WHERE session = 'pg-s1' GROUP BY tenant_id",
+      );
+      assert.deepEqual(rows, [{ tenant_id: 'acme', n: 1 }], 'the stop hook archived nothing');
+    } finally {
+      await client.end();
+    }
   });
 
   it('sleep with --db writes its report beside the tenant’s state, not into ~/.mneme', () => {

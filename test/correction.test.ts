@@ -215,7 +215,7 @@ describe('trust from provenance', () => {
 
 describe('screening and quarantine', () => {
   it('secrets are redacted in place; injections are quarantined and never reach an agent', async () => {
-    const { e, agent } = await fixture();
+    const { e, agent, store } = await fixture();
     const [s] = await agent.apply(
       [
         {
@@ -230,10 +230,7 @@ describe('screening and quarantine', () => {
     assert.deepEqual(s!.redacted, ['aws_access_key']);
     assert.match((await e.read(s!.id)).body, /\[REDACTED:aws_access_key\]/);
     assert.doesNotMatch(
-      fs.readFileSync(
-        path.join((e.ctx.store as FileStore).layout.root, 'history', s!.id, '000001.md'),
-        'utf8',
-      ),
+      fs.readFileSync(path.join(store.layout.root, 'history', s!.id, '000001.md'), 'utf8'),
       /AKIAABCDEFGHIJKLMNOP/,
     );
     const [q] = await agent.apply(

@@ -6,8 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { distillSession, DISTILL_DEFAULTS, type Executor } from '../src/engine/distill.js';
-import type { Engine } from '../src/engine/engine.js';
+import { DISTILL_DEFAULTS, type Engine, type Executor } from '../src/engine/engine.js';
 import { SessionFiles } from '../src/store/files/session-files.js';
 import { openEngine } from '../src/surfaces/compose.js';
 import { makeWorld } from './hook-helpers.js';
@@ -21,6 +20,8 @@ const msg = (role: 'user' | 'assistant', text: string) =>
 describe('distillSession', () => {
   let dir: string;
   let engine: Engine;
+  /** A person's view of the same store (an agent's engine hides quarantined memories). */
+  let viewer: Engine;
   let sessions: SessionFiles;
   const binding = { project: 'alpha-1234abcd', identity: 'test' };
 
@@ -32,23 +33,24 @@ describe('distillSession', () => {
       env: { MNEME_DURABLE: '0' },
       surface: 'agent',
     });
+    viewer = await openEngine({ store: dir, binding, env: { MNEME_DURABLE: '0' } });
     sessions = new SessionFiles(dir);
   });
   after(async () => {
+    await viewer.close();
     await engine.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
   const run = (session: string, executor: Executor, limits = DISTILL_DEFAULTS, dryRun = false) =>
-    distillSession(engine.ctx, sessions, executor, {
+    engine.distill(sessions, executor, {
       host: 'claude-code',
       session,
       handoff: false,
       dryRun,
       limits,
     });
-  const abstracts = async () =>
-    (await engine.ctx.store.listCurrent(engine.scopes)).map((v) => v.abstract);
+  const abstracts = async () => (await viewer.memories()).map((v) => v.abstract);
 
   it('a conflicting value is held as a proposal, not retried', async () => {
     const ref = { host: 'claude-code' as const, session: 'held' };
@@ -63,7 +65,7 @@ describe('distillSession', () => {
       ],
       { kind: 'human' },
     );
-    sessions.appendArchive(ref, [msg('user', 'Search moved to Meilisearch.')]);
+    await sessions.appendArchive(ref, [msg('user', 'Search moved to Meilisearch.')]);
     const r = await run(
       'held',
       async () =>
@@ -71,7 +73,7 @@ describe('distillSession', () => {
     );
     assert.equal(r.held.length, 1);
     assert.equal(r.refused.length, 0);
-    assert.deepEqual(sessions.readState('pending', ref), []);
+    assert.deepEqual(await sessions.readState('pending', ref), []);
     assert.ok((await abstracts()).includes('Search is Elastic'));
     assert.ok(!(await abstracts()).includes('Search is Meilisearch'));
   });
@@ -91,13 +93,15 @@ describe('distillSession', () => {
     );
     // The value was once rejected: the distiller's restatement is refused by the tombstone.
     await engine.apply([{ op: 'retract', id: held!.id, reject: true }], { kind: 'human' });
-    sessions.appendArchive(ref, [msg('user', 'We replaced RabbitMQ with NATS for the queue.')]);
+    await sessions.appendArchive(ref, [
+      msg('user', 'We replaced RabbitMQ with NATS for the queue.'),
+    ]);
     const op =
       '{"op":"new","type":"fact","abstract":"The queue is NATS","fields":{"subject":"queue"},"evidence":[[1,1]]}';
     const first = await run('retry', async () => op);
     assert.equal(first.applied.length, 0);
     assert.match(first.refused[0]!.reason, /rejected before/);
-    assert.equal(sessions.readState<unknown[]>('pending', ref)!.length, 1);
+    assert.equal((await sessions.readState<unknown[]>('pending', ref))!.length, 1);
     // A person lifts the rejection; the retry now succeeds without asking the model again.
     const [t] = await engine.tombstones();
     await engine.apply([{ op: 'lift', key: t!.key, scope: t!.scope }], { kind: 'human' });
@@ -108,7 +112,7 @@ describe('distillSession', () => {
     });
     assert.equal(asked, 0, 'nothing new in the archive: no executor call');
     assert.equal(second.retried.applied, 1);
-    assert.deepEqual(sessions.readState('pending', ref), []);
+    assert.deepEqual(await sessions.readState('pending', ref), []);
     assert.ok((await abstracts()).includes('The queue is NATS'));
   });
 
@@ -126,7 +130,7 @@ describe('distillSession', () => {
       { kind: 'human' },
     );
     await engine.apply([{ op: 'retract', id: ci!.id, reject: true }], { kind: 'human' });
-    sessions.appendArchive(ref, [msg('user', 'CI is GitHub Actions now.')]);
+    await sessions.appendArchive(ref, [msg('user', 'CI is GitHub Actions now.')]);
     await run(
       'drop',
       async () =>
@@ -135,12 +139,12 @@ describe('distillSession', () => {
     const again = await run('drop', async () => '');
     assert.equal(again.retried.applied, 0);
     assert.equal(again.retried.dropped, 1);
-    assert.deepEqual(sessions.readState('pending', ref), []);
+    assert.deepEqual(await sessions.readState('pending', ref), []);
   });
 
   it('a crash after apply and before the watermark replays without duplicates', async () => {
     const ref = { host: 'claude-code' as const, session: 'crash' };
-    sessions.appendArchive(ref, [
+    await sessions.appendArchive(ref, [
       msg('user', 'Our on-call rotation changes on Mondays.'),
       msg('assistant', 'Noted.'),
     ]);
@@ -153,7 +157,7 @@ describe('distillSession', () => {
       idempotency_key: 'distill:claude-code/crash#1-2:1:abc',
     };
     // Simulate: in-flight file written, ops applied, then the process died.
-    sessions.writeState('inflight', ref, {
+    await sessions.writeState('inflight', ref, {
       to: 2,
       ops: [{ engineOp, origin: { line: 1, op: 'new' } }],
     });
@@ -173,14 +177,14 @@ describe('distillSession', () => {
       (await abstracts()).filter((a) => a === 'On-call rotation changes on Mondays').length,
       1,
     );
-    assert.equal(sessions.readState('inflight', ref), null);
-    assert.equal(sessions.readState<{ line: number }>('distilled', ref)!.line, 2);
+    assert.equal(await sessions.readState('inflight', ref), null);
+    assert.equal((await sessions.readState<{ line: number }>('distilled', ref))!.line, 2);
   });
 
   it('the runs-per-hour cap stops the run and says so; the watermark stays where apply left it', async () => {
     const ref = { host: 'claude-code' as const, session: 'capped' };
     sessions.writeShared('runs', []);
-    sessions.appendArchive(ref, [
+    await sessions.appendArchive(ref, [
       msg('user', 'a'.repeat(600)),
       msg('user', 'b'.repeat(600)),
       msg('user', 'c'.repeat(600)),
@@ -197,13 +201,15 @@ describe('distillSession', () => {
     assert.equal(asked, 1);
     assert.equal(report.batches.length, 1);
     assert.match(report.capped!, /runs per hour/);
-    assert.equal(sessions.readState<{ line: number }>('distilled', ref)!.line, 1);
+    assert.equal((await sessions.readState<{ line: number }>('distilled', ref))!.line, 1);
     sessions.writeShared('runs', []);
   });
 
   it('broken model output is counted, never fatal', async () => {
     const ref = { host: 'claude-code' as const, session: 'broken' };
-    sessions.appendArchive(ref, [msg('user', 'The API base URL is https://api.example.test/v2.')]);
+    await sessions.appendArchive(ref, [
+      msg('user', 'The API base URL is https://api.example.test/v2.'),
+    ]);
     const report = await run('broken', async () =>
       [
         '{"op":',
@@ -217,17 +223,17 @@ describe('distillSession', () => {
     );
     assert.equal(report.malformed.length, 6);
     assert.equal(report.refused.length, 1, 'unknown type refused by the write path');
-    assert.equal(sessions.readState<{ line: number }>('distilled', ref)!.line, 1);
+    assert.equal((await sessions.readState<{ line: number }>('distilled', ref))!.line, 1);
   });
 });
 
 describe('mneme distill (CLI)', () => {
-  it('--dry-run prints the parsed operations and applies nothing', () => {
+  it('--dry-run prints the parsed operations and applies nothing', async () => {
     const w = makeWorld();
     try {
       const a = w.project('alpha', 'git@github.com:acme/alpha.git');
       const ref = { host: 'claude-code' as const, session: 'dry' };
-      new SessionFiles(w.home).appendArchive(ref, [
+      await new SessionFiles(w.home).appendArchive(ref, [
         msg('user', 'Release branches are cut on Fridays.'),
       ]);
       fs.writeFileSync(
@@ -254,11 +260,11 @@ describe('mneme distill (CLI)', () => {
     }
   });
 
-  it('an executor that fails is reported with a non-zero exit, and the watermark does not move', () => {
+  it('an executor that fails is reported with a non-zero exit, and the watermark does not move', async () => {
     const w = makeWorld();
     try {
       const a = w.project('alpha', 'git@github.com:acme/alpha.git');
-      new SessionFiles(w.home).appendArchive({ host: 'claude-code', session: 'bad' }, [
+      await new SessionFiles(w.home).appendArchive({ host: 'claude-code', session: 'bad' }, [
         msg('user', 'hello there'),
       ]);
       const r = w.cli(

@@ -10,7 +10,6 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import type BetterSqlite3 from 'better-sqlite3';
 import { trustRank } from '../src/core/types.js';
-import { sleep } from '../src/engine/sleep.js';
 import { FileStore } from '../src/store/files/file-store.js';
 import { AGENT, HUMAN, PROJECT_A, PROJECT_B, engineFor, testClock, tmpDir } from './helpers.js';
 
@@ -75,7 +74,7 @@ describe('session-start candidates read in weight order from the index', () => {
       { at: now(), kind: 'ignored', ids: [ids.audit!], actor: 'hook', scope: PROJECT_A },
     ]);
     clock.advance(60_000);
-    assert.ok((await sleep(a.ctx)).changed);
+    assert.ok((await a.sleep()).changed);
 
     const expected = await scanOrder(store, scopes);
     assert.equal(expected.length, 9);

@@ -8,7 +8,6 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { SchemaRegistry } from '../src/core/schema.js';
 import { Engine } from '../src/engine/engine.js';
-import { fileBlock, sessionStartBlock } from '../src/engine/inject.js';
 import { FileStore } from '../src/store/files/file-store.js';
 import { projectFiles } from '../src/surfaces/source-files.js';
 import { AGENT, HUMAN, PROJECT_A, cli, gitRepo, testClock, tmpDir } from './helpers.js';
@@ -36,7 +35,7 @@ async function fixture() {
     (await e.apply([{ op: 'remember', type: 'fact', abstract, source }], AGENT))[0]!;
   const inject = async () =>
     (
-      await sessionStartBlock(e.ctx, {
+      await e.injectSessionStart({
         projectRoot: repo,
         readFile: (p) => (fs.existsSync(p) ? fs.readFileSync(p) : null),
         logUsage: false,
@@ -81,7 +80,7 @@ describe('source binding and drift', () => {
   });
 
   it('drift withholds from injection and labels recall; revalidate restores; a sibling is untouched', async () => {
-    const { repo, e, clock, remember, inject, freshness } = await fixture();
+    const { repo, e, store, clock, remember, inject, freshness } = await fixture();
     const a = await remember('Charging doubles the amount', 'src/pay.ts#charge');
     const b = await remember('Shipping route is north', 'src/ship.ts');
     assert.deepEqual((await inject()).sort(), [a.id, b.id].sort());
@@ -90,10 +89,9 @@ describe('source binding and drift', () => {
       'export function charge(n: number) {\n  return n * 3;\n}\n',
     );
     clock.advance(1000);
-    const checks = await e.ctx.store.listCurrent([PROJECT_A]);
+    const checks = await store.listCurrent([PROJECT_A]);
     assert.equal(checks.length, 2);
-    const { checkSources } = await import('../src/engine/drift.js');
-    const r = await checkSources(e.ctx, { kind: 'system' });
+    const r = await e.checkSources({ kind: 'system' });
     assert.deepEqual(Object.fromEntries(r.map((x) => [x.id, [x.freshness, x.changed]])), {
       [a.id]: ['drifted', true],
       [b.id]: ['fresh', false],
@@ -136,10 +134,10 @@ describe('source binding and drift', () => {
       readFile: (p: string) => (fs.existsSync(p) ? fs.readFileSync(p) : null),
       logUsage: false,
     };
-    const ids = (await fileBlock(e.ctx, 'src/pay.ts', opts)).ids;
+    const ids = (await e.injectFile('src/pay.ts', opts)).ids;
     assert.deepEqual([...ids].sort(), [pay.id, src.id].sort());
     for (const other of [ship.id, docs.id, everywhere.id]) assert.ok(!ids.includes(other));
-    const forShip = (await fileBlock(e.ctx, 'src/ship.ts', opts)).ids;
+    const forShip = (await e.injectFile('src/ship.ts', opts)).ids;
     assert.deepEqual([...forShip].sort(), [ship.id, src.id].sort());
   });
 
@@ -174,7 +172,7 @@ describe('source binding and drift', () => {
     assert.equal(f[b.id], 'fresh');
     assert.equal((await e.log({ op: 'check_source' })).length, 1);
     // The persisted verdict holds even for a reader that cannot see the files.
-    const ids = (await sessionStartBlock(e.ctx, { projectRoot: null, logUsage: false })).ids;
+    const ids = (await e.injectSessionStart({ projectRoot: null, logUsage: false })).ids;
     assert.ok(!ids.includes(a.id));
     assert.deepEqual(await inject(), [b.id]);
   });
@@ -216,7 +214,6 @@ describe('source binding and drift', () => {
 });
 
 async function cliless(e: Engine) {
-  const { checkSources } = await import('../src/engine/drift.js');
-  const r = await checkSources(e.ctx, { kind: 'system' });
+  const r = await e.checkSources({ kind: 'system' });
   return Object.fromEntries(r.map((x) => [x.id, x.freshness]));
 }

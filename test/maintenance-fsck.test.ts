@@ -8,7 +8,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { fsck, fsckFix } from '../src/engine/fsck.js';
 import { FileStore } from '../src/store/files/file-store.js';
 import {
   AGENT,
@@ -72,7 +71,7 @@ describe('fsck', () => {
     const hf = await currentFile(hand.id);
     fs.writeFileSync(hf, fs.readFileSync(hf, 'utf8').replace('edited by hand', 'edited by HAND'));
 
-    const { issues } = await fsck(e.ctx, { extraRules: ZEBRA });
+    const { issues } = await e.fsck({ extraRules: ZEBRA });
     const find = (phase: string, memory: string) =>
       issues.filter((i) => i.phase === phase && i.memory === memory);
     assert.equal(
@@ -90,10 +89,10 @@ describe('fsck', () => {
       [],
     );
     // Without today's extra pattern the hostile memory passes (it was accepted yesterday).
-    assert.equal((await fsck(e.ctx)).issues.filter((i) => i.memory === hostile.id).length, 0);
+    assert.equal((await e.fsck()).issues.filter((i) => i.memory === hostile.id).length, 0);
     // Ids are stable across runs.
     assert.deepEqual(
-      (await fsck(e.ctx, { extraRules: ZEBRA })).issues.map((i) => i.id),
+      (await e.fsck({ extraRules: ZEBRA })).issues.map((i) => i.id),
       issues.map((i) => i.id),
     );
     // Phase order.
@@ -112,12 +111,12 @@ describe('fsck', () => {
       find('duplicates', d2.id)[0]!.id,
       find('tombstones', tomb.id)[0]!.id,
     ];
-    const fixes = await fsckFix(e.ctx, ids, { extraRules: ZEBRA });
+    const fixes = await e.fsckFix(ids, { extraRules: ZEBRA });
     assert.deepEqual(
       fixes.map((f) => f.status),
       ['fixed', 'fixed', 'fixed', 'fixed', 'fixed'],
     );
-    const after = await fsck(e.ctx, { extraRules: ZEBRA });
+    const after = await e.fsck({ extraRules: ZEBRA });
     assert.equal(after.issues.filter((i) => i.memory === stale.id).length, 0, 'index repaired');
     assert.equal(after.issues.filter((i) => i.phase === 'security').length, 0, 'quarantined');
     assert.equal((await store.getLineage(hostile.id))!.at(-1)!.quarantine, 'zebra_protocol');
@@ -130,7 +129,7 @@ describe('fsck', () => {
     assert.deepEqual(kinds, ['external_edit', 'merge', 'quarantine', 'retract']);
     // Each fix is checkpointed; running them again repeats nothing.
     assert.equal((await store.journal({ op: 'fsck_fix' })).length, 5);
-    const again = await fsckFix(e.ctx, ids, { extraRules: ZEBRA });
+    const again = await e.fsckFix(ids, { extraRules: ZEBRA });
     assert.ok(again.every((f) => f.status === 'already_fixed'));
     assert.equal((await e.proposals({ state: 'pending' })).length, 4);
   });
@@ -139,14 +138,14 @@ describe('fsck', () => {
     const { dir, e, rem } = await fixture();
     await rem('First memory for the chain');
     await rem('Second memory for the chain');
-    assert.equal((await fsck(e.ctx)).issues.filter((i) => i.phase === 'integrity').length, 0);
+    assert.equal((await e.fsck()).issues.filter((i) => i.phase === 'integrity').length, 0);
     const jdir = path.join(dir, 'journal');
     const seg = fs.readdirSync(jdir).find((n) => n.endsWith('.jsonl'))!;
     const text = fs.readFileSync(path.join(jdir, seg), 'utf8');
     const forged = text.replace('"kind":"agent"', '"kind":"human"');
     assert.notEqual(forged, text);
     fs.writeFileSync(path.join(jdir, seg), forged);
-    const issues = (await fsck(e.ctx)).issues.filter((i) => i.phase === 'integrity');
+    const issues = (await e.fsck()).issues.filter((i) => i.phase === 'integrity');
     assert.ok(issues.some((i) => i.severity === 'error' && /journal chain broken/.test(i.message)));
   });
 
@@ -155,7 +154,7 @@ describe('fsck', () => {
     const m = await rem('This revision file will be garbled');
     const ok = await rem('This one stays readable');
     fs.writeFileSync(path.join(dir, 'history', m.id, '000001.md'), 'garbage');
-    const issues = (await fsck(e.ctx)).issues.filter(
+    const issues = (await e.fsck()).issues.filter(
       (i) => i.phase === 'integrity' && i.severity === 'error',
     );
     assert.ok(issues.some((i) => i.memory === m.id));

@@ -4,7 +4,7 @@
 // cache after a rebuild equals the one before it.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { sleep, sleepReport } from '../src/engine/sleep.js';
+import { sleepReport } from '../src/engine/sleep.js';
 import { FileStore } from '../src/store/files/file-store.js';
 import { AGENT, HUMAN, PROJECT_A, PROJECT_B, engineFor, testClock, tmpDir } from './helpers.js';
 
@@ -22,9 +22,7 @@ async function fixture() {
 }
 
 const active = async (e: ReturnType<typeof engineFor>) =>
-  new Set(
-    (await e.ctx.store.listCurrent(e.scopes)).filter((v) => v.scope !== 'global').map((v) => v.id),
-  );
+  new Set((await e.memories()).filter((v) => v.scope !== 'global').map((v) => v.id));
 
 describe('sleep', () => {
   it('retracts an exact duplicate (older kept) but never across projects; inferred steps are proposals only', async () => {
@@ -39,7 +37,7 @@ describe('sleep', () => {
     const big = await rem(a, 'Release checklist notes', {
       body: '- Tags are signed by the release manager.\n- Changelog entries come from PR titles.\n- Docker images are pushed to GHCR.\n- Rollbacks need two approvals.',
     });
-    const r = await sleep(a.ctx);
+    const r = await a.sleep();
     const ids = await active(a);
     assert.ok(ids.has(d1.id), 'the older duplicate is kept');
     assert.ok(!ids.has(d2.id), 'the newer duplicate is retracted');
@@ -71,12 +69,12 @@ describe('sleep', () => {
       await rem(a, `Service ${i} uses queue alpha`);
       await rem(a, `Service ${i} uses queue beta`);
     }
-    await sleep(a.ctx, { config: { caps: { conflict: 2 } } });
+    await a.sleep({ config: { caps: { conflict: 2 } } });
     assert.equal(
       (await a.proposals({ state: 'pending' })).filter((p) => p.kind === 'conflict').length,
       2,
     );
-    await sleep(a.ctx, { config: { caps: { conflict: 2 } } });
+    await a.sleep({ config: { caps: { conflict: 2 } } });
     assert.equal(
       (await a.proposals({ state: 'pending' })).filter((p) => p.kind === 'conflict').length,
       4,
@@ -98,7 +96,7 @@ describe('sleep', () => {
       { at: clock().toISOString(), kind: 'ignored', ids: [z.id], actor: 'hook' },
     ]);
     clock.advance(60_000);
-    const r1 = await sleep(a.ctx);
+    const r1 = await a.sleep();
     assert.ok(r1.changed);
     const w = store.cachedWeights();
     assert.ok(w.get(x.id)! > 1, 'read and recalled: raised');
@@ -109,7 +107,7 @@ describe('sleep', () => {
     assert.equal(xv.actor.kind, 'sleep');
     const seq = (await store.journal({})).length;
     clock.advance(60_000);
-    const r2 = await sleep(a.ctx);
+    const r2 = await a.sleep();
     assert.equal(r2.changed, false);
     assert.equal(r2.weights.length, 0);
     assert.equal((await store.journal({})).length, seq, 'no journal entry on an idle pass');
@@ -118,7 +116,7 @@ describe('sleep', () => {
     assert.deepEqual(store.cachedWeights(), w);
     // The idle penalty is a function of the watermark: a month later weights move again.
     clock.advance(90 * 86_400_000);
-    const r3 = await sleep(a.ctx);
+    const r3 = await a.sleep();
     assert.ok(r3.weights.length > 0);
   });
 
@@ -127,11 +125,11 @@ describe('sleep', () => {
     await rem(a, 'Builds run on the self-hosted runner');
     await rem(a, 'builds run on the self-hosted runner');
     const before = (await store.journal({})).length;
-    const r = await sleep(a.ctx, { dryRun: true });
+    const r = await a.sleep({ dryRun: true });
     assert.equal(r.steps.filter((s) => s.kind === 'duplicate').length, 1);
     assert.equal((await store.journal({})).length, before);
     // …and the same pass for real applies it.
-    await sleep(a.ctx);
+    await a.sleep();
     assert.equal((await store.journal({})).length, before + 1);
   });
 
@@ -141,7 +139,7 @@ describe('sleep', () => {
     const used = await rem(a, 'An old note people read');
     clock.advance(400 * 86_400_000);
     await a.read(used.id);
-    await sleep(a.ctx, { config: { retractAfterDays: 180 } });
+    await a.sleep({ config: { retractAfterDays: 180 } });
     const props = (await a.proposals({ state: 'pending' })).filter((p) => p.kind === 'retract');
     assert.deepEqual(
       props.map((p) => p.targets),

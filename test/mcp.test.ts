@@ -124,7 +124,7 @@ describe('MCP server (in-process, SDK client over InMemoryTransport)', () => {
         .join('');
       assert.match(usage, /"kind":"feedback"/);
       const st = await s.call('status', {});
-      assert.equal(st.body.project, engine.ctx.binding.project);
+      assert.equal(st.body.project, engine.binding.project);
     } finally {
       await s.close();
       await engine.close();
@@ -200,7 +200,7 @@ describe('MCP server (in-process, SDK client over InMemoryTransport)', () => {
       const read = await s.call('read', { id: good.body.id });
       assert.equal(read.body.trust, 'claimed');
       assert.equal(read.body.rev, 1);
-      assert.equal(read.body.scope, engine.ctx.binding.project);
+      assert.equal(read.body.scope, engine.binding.project);
     } finally {
       await s.close();
       await engine.close();

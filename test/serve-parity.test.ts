@@ -47,6 +47,16 @@ async function httpRecall(project: string): Promise<{ results: Hit[] }> {
 const verdicts = (r: { results: Hit[] }) =>
   Object.fromEntries(r.results.map((h) => [h.id, h.freshness]));
 
+/** Browsing (GET /api/memories, what the dashboard renders too): freshness of the given ids. */
+async function browsed(project: string, ids: string[]): Promise<Record<string, string>> {
+  const r = await fetch(`${s.url}/api/memories?project=${encodeURIComponent(project)}`);
+  assert.equal(r.status, 200);
+  const { memories } = (await r.json()) as { memories: Hit[] };
+  return Object.fromEntries(
+    memories.filter((m) => ids.includes(m.id)).map((m) => [m.id, m.freshness]),
+  );
+}
+
 it('HTTP and CLI recall agree, and a source-bound memory is drifted on both after its file changes', async () => {
   fs.mkdirSync(path.join(s.repo, 'src'));
   fs.writeFileSync(path.join(s.repo, 'src', 'pay.ts'), 'export const charge = (n) => n * 2;\n');
@@ -66,6 +76,7 @@ it('HTTP and CLI recall agree, and a source-bound memory is drifted on both afte
   const before = cliRecall();
   assert.deepEqual(verdicts(before), { [pay]: 'fresh', [ship]: 'fresh' });
   assert.deepEqual((await httpRecall(s.repo)).results, before.results);
+  assert.deepEqual(await browsed(s.repo, [pay, ship]), { [pay]: 'fresh', [ship]: 'fresh' });
 
   // The server looks first (recall journals a verdict that moved, which the other then reads).
   fs.writeFileSync(path.join(s.repo, 'src', 'pay.ts'), 'export const charge = (n) => n * 3;\n');
@@ -74,12 +85,15 @@ it('HTTP and CLI recall agree, and a source-bound memory is drifted on both afte
   const cliAfter = cliRecall();
   assert.deepEqual(verdicts(cliAfter), { [pay]: 'drifted', [ship]: 'fresh' });
   assert.deepEqual(byPath.results, cliAfter.results);
+  // Browsing agrees with recall on both: the changed file's memory drifted, the other fresh.
+  assert.deepEqual(await browsed(s.repo, [pay, ship]), { [pay]: 'drifted', [ship]: 'fresh' });
 
   // By project id too: the server's own project (its starting directory) has its files.
   fs.writeFileSync(path.join(s.repo, 'src', 'ship.ts'), 'export const route = "south";\n');
   const byId = await httpRecall(project);
   assert.deepEqual(verdicts(byId), { [pay]: 'drifted', [ship]: 'drifted' });
   assert.deepEqual(byId.results, cliRecall().results);
+  assert.deepEqual(await browsed(project, [pay, ship]), { [pay]: 'drifted', [ship]: 'drifted' });
 });
 
 it('MCP over HTTP (the server’s own project) labels a changed source drifted too, as the CLI does', async () => {

@@ -11,6 +11,24 @@ if (skip) {
 } else {
   storeConformance('postgres', async () => {
     const { store, cleanup } = await throwawayStore();
-    return { store, cleanup };
+    return {
+      store,
+      // A revision row's document updated outside mneme.
+      tamper: async (id, rev) => {
+        await store.pool.query(
+          `UPDATE revisions SET doc = jsonb_set(doc::jsonb, '{abstract}',
+             to_jsonb((doc::jsonb->>'abstract') || ' (edited)'))::text
+           WHERE tenant_id = $1 AND id = $2 AND rev = $3`,
+          [store.tenant, id, rev],
+        );
+      },
+      // The first journal row deleted (the next entry's prev no longer matches).
+      tamperJournal: async () => {
+        await store.pool.query('DELETE FROM journal WHERE tenant_id = $1 AND seq = 1', [
+          store.tenant,
+        ]);
+      },
+      cleanup,
+    };
   });
 }

@@ -181,7 +181,10 @@ describe('turning the arm on', () => {
     assert.equal(embedderFromEnv({}), undefined);
     assert.equal(embedderFromEnv({ MNEME_EMBEDDER: 'hash' }, 'off'), undefined);
     assert.equal(embedderFromEnv({}, 'hash')?.model, hashEmbedder().model);
-    assert.throws(() => embedderFromEnv({ MNEME_EMBEDDER: 'bert' }), /unknown embedder "bert"/);
+    assert.throws(
+      () => embedderFromEnv({ MNEME_EMBEDDER: 'bert' }),
+      /MNEME_EMBEDDER="bert" is not a valid embed.embedder: expected one of off, hash/,
+    );
     assert.throws(
       () => embedderFromEnv({ MNEME_EMBEDDER: 'ollama' }),
       (e: { hint?: string }) => /MNEME_EMBED_MODEL/.test(e.hint ?? ''),
@@ -192,7 +195,7 @@ describe('turning the arm on', () => {
     );
     assert.throws(
       () => embedderFromEnv({ MNEME_EMBEDDER: 'hash', MNEME_EMBED_DIM: '0' }),
-      /positive integer/,
+      /MNEME_EMBED_DIM="0" is not a valid embed.dim: expected an integer ≥ 1/,
     );
   });
 
@@ -242,6 +245,6 @@ describe('turning the arm on', () => {
     assert.doesNotMatch(plain.stdout, /fused/);
     const bad = cli(['--embedder', 'nope', 'recall', 'x'], { home });
     assert.equal(bad.code, 1);
-    assert.match(bad.stderr, /unknown embedder "nope"/);
+    assert.match(bad.stderr, /--embedder "nope" is not valid: expected one of off, hash/);
   });
 });

@@ -6,8 +6,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { SchemaRegistry } from '../core/schema.js';
 import { Engine } from '../engine/engine.js';
-import { fsck } from '../engine/fsck.js';
-import { sleep } from '../engine/sleep.js';
 import { FileStore } from '../store/files/file-store.js';
 
 const arg = (name: string, fallback: string) => {
@@ -61,9 +59,9 @@ async function main() {
     const r = await fn();
     return { ms: Number((process.hrtime.bigint() - s) / 1_000_000n), r };
   };
-  const s1 = await measure(() => sleep(e.ctx));
-  const s2 = await measure(() => sleep(e.ctx));
-  const f1 = await measure(() => fsck(e.ctx));
+  const s1 = await measure(() => e.sleep());
+  const s2 = await measure(() => e.sleep());
+  const f1 = await measure(() => e.fsck());
   const result = {
     bench: 'maintenance',
     at: new Date().toISOString(),

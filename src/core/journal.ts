@@ -44,6 +44,38 @@ export function chainEntry(head: ChainHead, body: JournalBody): JournalEntry {
   return { ...unsigned, hash: sha256(canonicalJson(unsigned)) };
 }
 
+/**
+ * What a commit records beside its body: a tombstone armed or lifted, a proposal's new state.
+ * Both become part of the hashed entry (under `data`), so the journal alone can replay them.
+ */
+export interface EntryEffects {
+  tombstone?: unknown;
+  proposal?: unknown;
+}
+
+/**
+ * The canonical hashed form of a commit and its chained entry, built once for every adapter:
+ * the body with the commit's effects under `data.tombstone` / `data.proposal`, chained to `head`.
+ */
+export function commitEntry(
+  head: ChainHead,
+  c: { body: JournalBody } & EntryEffects,
+): JournalEntry {
+  const { tombstone, proposal } = c;
+  const body: JournalBody =
+    tombstone || proposal
+      ? {
+          ...c.body,
+          data: {
+            ...(c.body.data ?? {}),
+            ...(tombstone ? { tombstone } : {}),
+            ...(proposal ? { proposal } : {}),
+          },
+        }
+      : c.body;
+  return chainEntry(head, body);
+}
+
 export function entryHashValid(e: JournalEntry): boolean {
   const { hash, ...unsigned } = e;
   return sha256(canonicalJson(unsigned)) === hash;

@@ -127,7 +127,7 @@ async function journalRefusal(
  * and the write that would have replaced it is refused so its author can look again.
  */
 async function refuseOverHandEdit(ctx: EngineContext, before: Revision, actor: Actor) {
-  const edit = ctx.store.handEdited ? await ctx.store.handEdited(before) : null;
+  const edit = await ctx.store.handEdited(before);
   if (!edit) return;
   const recorded = await applyLocked(
     ctx,

@@ -129,32 +129,35 @@ export async function distillSession(
 
   if (!opts.dryRun) {
     // 1. Finish a batch a crash left in flight (same idempotency keys: no duplicates).
-    const inflight = sessions.readState<Inflight>('inflight', ref);
+    const inflight = await sessions.readState<Inflight>('inflight', ref);
     if (inflight && Array.isArray(inflight.ops)) {
       if (!(await applyPlanned(inflight.ops, 1))) return report;
-      sessions.writeState('distilled', ref, { line: inflight.to, at: ctx.clock().toISOString() });
-      sessions.removeState('inflight', ref);
+      await sessions.writeState('distilled', ref, {
+        line: inflight.to,
+        at: ctx.clock().toISOString(),
+      });
+      await sessions.removeState('inflight', ref);
     }
     // 2. Retry what was refused last time, once; then drop it (the refusal is journaled).
-    const pending = sessions.readState<PendingOp[]>('pending', ref) ?? [];
+    const pending = (await sessions.readState<PendingOp[]>('pending', ref)) ?? [];
     const retry = pending.filter((p) => p.attempts < 2 && p.engineOp);
     const before = report.applied.length;
     const refusedBefore = newlyRefused.length;
     if (!(await applyPlanned(retry, 2))) {
-      sessions.writeState('pending', ref, [...pending, ...newlyRefused]);
+      await sessions.writeState('pending', ref, [...pending, ...newlyRefused]);
       return report;
     }
     report.retried.applied = report.applied.length - before;
     // Second failures are dropped, not kept.
     const dropped = newlyRefused.splice(refusedBefore);
     report.retried.dropped = dropped.length + (pending.length - retry.length);
-    sessions.writeState('pending', ref, newlyRefused);
+    await sessions.writeState('pending', ref, newlyRefused);
   }
 
-  let watermark = sessions.readState<{ line: number }>('distilled', ref)?.line ?? 0;
-  const total = sessions.archiveLineCount(ref);
+  let watermark = (await sessions.readState<{ line: number }>('distilled', ref))?.line ?? 0;
+  const total = await sessions.archiveLineCount(ref);
   for (let b = 0; b < opts.limits.maxBatches && watermark < total; b++) {
-    const lines = sessions.readArchive(ref, watermark + 1);
+    const lines = await sessions.readArchive(ref, watermark + 1);
     const messages: BatchMessage[] = [];
     let chars = 0;
     let last = watermark;
@@ -172,20 +175,20 @@ export async function distillSession(
     }
     if (messages.length === 0) {
       if (!opts.dryRun)
-        sessions.writeState('distilled', ref, { line: last, at: ctx.clock().toISOString() });
+        await sessions.writeState('distilled', ref, { line: last, at: ctx.clock().toISOString() });
       watermark = last;
       continue;
     }
     // Cost cap: executor runs per hour across the whole store.
     const now = ctx.clock().getTime();
-    const runs = (sessions.readShared<number[]>('runs') ?? []).filter(
+    const runs = ((await sessions.readShared<number[]>('runs')) ?? []).filter(
       (t) => typeof t === 'number' && now - t < HOUR,
     );
     if (runs.length >= opts.limits.maxRunsPerHour) {
       report.capped = `runs per hour: ${runs.length} of ${opts.limits.maxRunsPerHour} used; the rest waits for the next run`;
       break;
     }
-    sessions.writeShared('runs', [...runs, now]);
+    await sessions.writeShared('runs', [...runs, now]);
     const batchText = messages.map((m) => m.text).join('\n');
     const sheet = await buildSheet(ctx, batchText, opts.limits.sheetSize);
     const prompt = buildPrompt({
@@ -287,11 +290,11 @@ export async function distillSession(
       watermark = last;
       continue;
     }
-    sessions.writeState('inflight', ref, { to: last, ops: planned } satisfies Inflight);
+    await sessions.writeState('inflight', ref, { to: last, ops: planned } satisfies Inflight);
     if (!(await applyPlanned(planned, 1))) return report;
-    sessions.writeState('pending', ref, newlyRefused);
-    sessions.writeState('distilled', ref, { line: last, at: ctx.clock().toISOString() });
-    sessions.removeState('inflight', ref);
+    await sessions.writeState('pending', ref, newlyRefused);
+    await sessions.writeState('distilled', ref, { line: last, at: ctx.clock().toISOString() });
+    await sessions.removeState('inflight', ref);
     watermark = last;
   }
   return report;

@@ -1,7 +1,7 @@
 // The engine's public face, and the only engine module a surface imports: one object per bound
 // scope and surface, built by the composition root (surfaces/compose.ts) with createEngine.
 // Everything a surface needs is a named operation here; a surface never reaches the store or the
-// context (`ctx` is for the engine's own tests and the benchmark tooling).
+// context (`#ctx` is private to this class: what needs it is an operation here).
 // Each path is loaded on first use, so a process that only recalls or injects (a hook, `mneme
 // recall`) never loads the write path's validation, gates and screening.
 import { MnemeError } from '../core/errors.js';
@@ -22,7 +22,9 @@ import { indexVectors, vectorStatus, type FillReport } from './vector.js';
 export type { Binding, EngineContext, SourceFiles } from './context.js';
 export type { DistillLimits, DistillOptions, DistillReport, Executor } from './distill.js';
 export type { FsckIssue, FsckOptions, FsckReport, FixOutcome, Phase } from './fsck.js';
-export type { InjectOptions, InjectResult } from './inject.js';
+export type { InjectOptions, InjectResult, PromptInjectOptions } from './inject.js';
+export type { BrowseFilters, MemoryRow } from './browse-filters.js';
+export { FRESHNESS_FILTERS, STATUS_FILTERS } from './browse-filters.js';
 export type { ApplyResult, OpInput } from './ops.js';
 export type { ReadLevel } from './read.js';
 export type { RecallOptions, RecallResponse, RecallResult } from './recall.js';
@@ -31,6 +33,7 @@ export type { SourceCheck } from './drift.js';
 /** What `trace` returns: each revision with its provenance, and the journal entries. */
 export type TraceReport = Awaited<ReturnType<typeof import('./trace.js').trace>>;
 export { DISTILL_DEFAULTS } from './distill-limits.js';
+export { INJECT_BUDGETS, PROMPT_RECALL, WEIGHT_FLOOR } from './inject.js';
 export { PHASES } from './fsck-phases.js';
 
 /** A usage event as a surface reports it: the engine stamps the bound scope (and the time). */
@@ -48,53 +51,67 @@ export function createEngine(deps: EngineContext): Engine {
 }
 
 export class Engine {
-  constructor(readonly ctx: EngineContext) {}
+  /** What the engine was given; private to it (a surface, test or benchmark never reaches it). */
+  readonly #ctx: EngineContext;
+
+  constructor(ctx: EngineContext) {
+    this.#ctx = ctx;
+  }
 
   get scopes(): string[] {
-    return readableScopes(this.ctx.binding);
+    return readableScopes(this.#ctx.binding);
   }
   /** The project this engine is bound to (a copy: a caller cannot widen it). */
   get binding(): Binding {
-    return { ...this.ctx.binding };
+    return { ...this.#ctx.binding };
   }
   get surface(): 'human' | 'agent' {
-    return this.ctx.surface;
+    return this.#ctx.surface;
   }
   /** The engine's clock, as an ISO instant. */
   now(): string {
-    return this.ctx.clock().toISOString();
+    return this.#ctx.clock().toISOString();
   }
   /** The memory types the registry knows. */
   typeNames(): string[] {
-    return this.ctx.registry.names();
+    return this.#ctx.registry.names();
   }
   /** Every revision of a memory this binding may read (not_found otherwise). */
   async lineage(id: string): Promise<RevisionView[]> {
     const { loadLineage } = await import('./read.js');
-    return loadLineage(this.ctx, id);
+    return loadLineage(this.#ctx, id);
   }
   /** The current revision of a memory in a scope this binding reads, or null. */
   async current(id: string): Promise<RevisionView | null> {
-    const lineage = await this.ctx.store.getLineage(id);
+    const lineage = await this.#ctx.store.getLineage(id);
     if (!lineage || lineage.length === 0 || !this.scopes.includes(lineage[0]!.scope)) return null;
     return lineage[lineage.length - 1]!;
   }
   /** Current memories of this binding's scopes (ended ones too); quarantined hidden from agents. */
   async memories(opts: { includeEnded?: boolean } = {}): Promise<RevisionView[]> {
-    const all = await this.ctx.store.listCurrent(this.scopes, {
+    const all = await this.#ctx.store.listCurrent(this.scopes, {
       includeEnded: opts.includeEnded ?? false,
     });
     // A value rejected in another scope this reader reads (or acts for) is not listed either.
     const rejected = await this.rejectedHere();
     return all.filter(
       (v) =>
-        !(this.ctx.surface === 'agent' && v.quarantine !== null) &&
+        !(this.#ctx.surface === 'agent' && v.quarantine !== null) &&
         !(v.status === 'active' && rejected(v)),
     );
   }
+  /**
+   * Browsing without a query: this binding's memories (ended ones too) filtered by type, trust,
+   * status and source freshness (re-read through the project's files, as recall does), newest
+   * first. Refuses an unknown filter value.
+   */
+  async browse(filters: import('./browse-filters.js').BrowseFilters = {}) {
+    const { browseRows } = await import('./browse.js');
+    return browseRows(this.#ctx, await this.memories({ includeEnded: true }), filters);
+  }
   /** Memories per project scope in the whole store (callers filter by what they may read). */
   async projectCounts(): Promise<Record<string, number>> {
-    const { byScope } = await this.ctx.store.status();
+    const { byScope } = await this.#ctx.store.status();
     return Object.fromEntries(Object.entries(byScope).filter(([s]) => s !== 'global'));
   }
   /**
@@ -102,9 +119,9 @@ export class Engine {
    * may open every project on this machine). Refused on an agent surface; nothing here writes.
    */
   everyProject() {
-    if (this.ctx.surface !== 'human')
+    if (this.#ctx.surface !== 'human')
       throw new MnemeError('refused', 'the view across projects is for a person');
-    const store = this.ctx.store;
+    const store = this.#ctx.store;
     return {
       /** Where a memory lives: its scope, or null when there is no such memory. */
       locate: async (id: string): Promise<string | null> => {
@@ -122,15 +139,15 @@ export class Engine {
   /** Records what a surface showed or saw cited, under this binding's scope. */
   async recordUsage(events: UsageReport[]): Promise<void> {
     if (events.length === 0) return;
-    const scope = this.ctx.binding.project ?? 'global';
+    const scope = this.#ctx.binding.project ?? 'global';
     const at = this.now();
-    await this.ctx.store.appendUsage(events.map((e) => ({ at, ...e, scope })));
+    await this.#ctx.store.appendUsage(events.map((e) => ({ at, ...e, scope })));
   }
   /** Whether a memory helped: a usage event that feeds its ranking weight at the next sleep. */
   async feedback(id: string, useful: boolean, actor: Actor): Promise<{ at: string }> {
     const lineage = await this.lineage(id);
     const at = this.now();
-    await this.ctx.store.appendUsage([
+    await this.#ctx.store.appendUsage([
       {
         at,
         kind: 'feedback',
@@ -142,40 +159,55 @@ export class Engine {
     ]);
     return { at };
   }
-  /** Where a memory came from: its provenance in the session archive, and its journal. */
-  async trace(id: string, sessions: SessionStore | null) {
+  /**
+   * Where a memory came from: its provenance in the session archive (this store's own unless
+   * another is given), and its journal.
+   */
+  async trace(id: string, sessions?: SessionStore | null) {
     const { trace } = await import('./trace.js');
-    return trace(this.ctx, id, sessions);
+    return trace(this.#ctx, id, sessions ?? this.#ctx.store.sessions);
+  }
+  /**
+   * The session archive of this engine's store (files, or the tenant's rows): the hooks archive
+   * transcript increments and keep their session state in it, the distiller reads it.
+   */
+  archive(): SessionStore {
+    return this.#ctx.store.sessions;
   }
   /** The SessionStart block (latest handoff first, then the rest by weight). */
   async injectSessionStart(opts: InjectOptions) {
     const { sessionStartBlock } = await import('./inject.js');
-    return sessionStartBlock(this.ctx, opts);
+    return sessionStartBlock(this.#ctx, opts);
   }
   /** The block for one file an agent is about to touch. */
   async injectFile(filePath: string, opts: InjectOptions) {
     const { fileBlock } = await import('./inject.js');
-    return fileBlock(this.ctx, filePath, opts);
+    return fileBlock(this.#ctx, filePath, opts);
+  }
+  /** The block recalled for one prompt (the best few recall results that may be injected). */
+  async injectPrompt(prompt: string, opts: import('./inject.js').PromptInjectOptions) {
+    const { promptBlock } = await import('./inject.js');
+    return promptBlock(this.#ctx, prompt, opts);
   }
   /** Whether decisions ask for the review passphrase. */
   async passphraseRequired(): Promise<boolean> {
     const { passphraseRequired } = await import('./passphrase.js');
-    return passphraseRequired(this.ctx.store);
+    return passphraseRequired(this.#ctx.store);
   }
   /** Whether a review passphrase is set (refuses when the record is inconsistent). */
   async hasPassphrase(): Promise<boolean> {
     const { currentPassphrase } = await import('./passphrase.js');
-    return (await currentPassphrase(this.ctx.store)) !== null;
+    return (await currentPassphrase(this.#ctx.store)) !== null;
   }
   /** Refuses unless `given` is the review passphrase (passes when none is set). */
   async checkPassphrase(given: string | undefined): Promise<void> {
     const { checkPassphrase } = await import('./passphrase.js');
-    return checkPassphrase(this.ctx.store, given);
+    return checkPassphrase(this.#ctx.store, given);
   }
   /** Whether `given` is the passphrase a journal repair needs (true when none is recorded). */
   async repairPassphraseMatches(ask: () => Promise<string>): Promise<boolean> {
     const { repairPassphrase, passphraseMatches } = await import('./passphrase.js');
-    const pp = await repairPassphrase(this.ctx.store);
+    const pp = await repairPassphrase(this.#ctx.store);
     return !pp || passphraseMatches(await ask(), pp);
   }
   /** Sets the review passphrase (stored as a salted scrypt hash, through the write path). */
@@ -191,54 +223,54 @@ export class Engine {
   /** Sleep: consolidation, decay, weights from usage, review of what is due. */
   async sleep(opts: SleepOptions = {}) {
     const { sleep } = await import('./sleep.js');
-    return sleep(this.ctx, opts);
+    return sleep(this.#ctx, opts);
   }
   /** The consistency check of this store; read-only. */
   async fsck(opts: FsckOptions = {}) {
     const { fsck } = await import('./fsck.js');
-    return fsck(this.ctx, opts);
+    return fsck(this.#ctx, opts);
   }
   /** Applies the fixes of the chosen fsck issues, each checkpointed in the journal. */
   async fsckFix(ids: string[], opts: FsckOptions & { afterFix?: (n: number) => void } = {}) {
     const { fsckFix } = await import('./fsck.js');
-    return fsckFix(this.ctx, ids, opts);
+    return fsckFix(this.#ctx, ids, opts);
   }
   /** Re-reads every bound source of this binding and journals the verdicts that moved. */
   async checkSources(actor: Actor) {
     const { checkSources } = await import('./drift.js');
-    return checkSources(this.ctx, actor);
+    return checkSources(this.#ctx, actor);
   }
   /** Distils one archived session into proposals and memories through the write path. */
-  async distill(sessions: SessionStore, executor: Executor, opts: DistillOptions) {
+  async distill(sessions: SessionStore | null, executor: Executor, opts: DistillOptions) {
     const { distillSession } = await import('./distill.js');
-    return distillSession(this.ctx, sessions, executor, opts);
+    return distillSession(this.#ctx, sessions ?? this.#ctx.store.sessions, executor, opts);
   }
 
   /** The write path: ops as ops.ts defines them (parsed again here, at the engine's boundary). */
   async apply(ops: OpInput[], actor: Actor) {
     const { apply } = await import('./apply.js');
-    return apply(this.ctx, ops, actor);
+    return apply(this.#ctx, ops, actor);
   }
   async applyEach(ops: OpInput[], actor: Actor) {
     const { applyEach } = await import('./apply.js');
-    return applyEach(this.ctx, ops, actor);
+    return applyEach(this.#ctx, ops, actor);
   }
   async recall(query: string, opts: RecallOptions = {}) {
     const { recall } = await import('./recall.js');
-    return recall(this.ctx, query, opts);
+    return recall(this.#ctx, query, opts);
   }
   async read(id: string, level: ReadLevel = 'full') {
     const { read } = await import('./read.js');
-    return read(this.ctx, id, level);
+    return read(this.#ctx, id, level);
   }
   async history(id: string) {
     const { history } = await import('./read.js');
-    return history(this.ctx, id);
+    return history(this.#ctx, id);
   }
   /** Journal entries for this scope (and global); refusals without a target included. */
   async log(q: JournalQuery = {}) {
     const scopes = new Set(this.scopes);
-    const entries = await this.ctx.store.journal({ ...q, limit: undefined });
+    const entries = await this.#ctx.store.journal({ ...q, limit: undefined });
     // An entry without a target shows only where its scope can be read; only the store's own
     // records (the passphrase, a journal repair) belong to every reader.
     const visible = entries.filter((e) => {
@@ -251,11 +283,11 @@ export class Engine {
     return q.limit !== undefined ? visible.slice(0, q.limit) : visible;
   }
   verifyJournal() {
-    return this.ctx.store.verifyJournal();
+    return this.#ctx.store.verifyJournal();
   }
   /** What `mneme journal repair` would acknowledge and re-anchor (read-only). */
   journalDamage() {
-    return this.ctx.store.diagnoseJournal();
+    return this.#ctx.store.diagnoseJournal();
   }
   /**
    * A person re-anchors a journal whose chain does not verify: the store appends a
@@ -263,15 +295,15 @@ export class Engine {
    * anchored passphrase the journal lost. Only a person on a human surface may.
    */
   async repairJournal(reason: string, actor: Actor) {
-    if (actor.kind !== 'human' || this.ctx.surface !== 'human')
+    if (actor.kind !== 'human' || this.#ctx.surface !== 'human')
       throw new MnemeError(
         'refused',
         'repairing the journal is a decision only a person can make, on a human surface',
       );
     if (reason.trim() === '')
       throw new MnemeError('invalid', 'a repair needs a reason (it is recorded in the journal)');
-    return this.ctx.store.repairJournal({
-      at: this.ctx.clock().toISOString(),
+    return this.#ctx.store.repairJournal({
+      at: this.#ctx.clock().toISOString(),
       actor,
       reason: reason.trim().slice(0, 2000),
     });
@@ -282,11 +314,11 @@ export class Engine {
    * hand edit is gated like any other write (a rejected value is refused) and nothing is lost.
    */
   async rebuild(onProgress?: (done: number, total: number) => void) {
-    const report = await this.ctx.store.rebuild(onProgress);
+    const report = await this.#ctx.store.rebuild(onProgress);
     // With the vector arm on, its cache is checked against the rebuilt rows and completed
     // (vectors of unchanged texts are reused; a failing model is reported, not fatal).
-    const vectors = this.ctx.embedder
-      ? await indexVectors(this.ctx, this.ctx.embedder, { prune: true })
+    const vectors = this.#ctx.embedder
+      ? await indexVectors(this.#ctx, this.#ctx.embedder, { prune: true })
       : undefined;
     const edits = [];
     for (const h of report.handEdits) {
@@ -315,15 +347,15 @@ export class Engine {
   indexVectors(
     opts: { prune?: boolean; onProgress?: (done: number, total: number) => void } = {},
   ): Promise<FillReport> {
-    if (!this.ctx.embedder)
+    if (!this.#ctx.embedder)
       throw new MnemeError('invalid', 'the vector arm is off', {
         hint: 'set MNEME_EMBEDDER=hash|openai|ollama|transformers (or pass --embedder KIND)',
       });
-    return indexVectors(this.ctx, this.ctx.embedder, opts);
+    return indexVectors(this.#ctx, this.#ctx.embedder, opts);
   }
   async exportBundle() {
     const { exportBundle } = await import('./bundle.js');
-    return exportBundle(this.ctx, {
+    return exportBundle(this.#ctx, {
       tombstones: await this.tombstones(),
       proposals: await this.proposals({ state: 'pending' }),
     });
@@ -335,12 +367,12 @@ export class Engine {
     opts: import('./bundle.js').ImportOptions = {},
   ) {
     const { importBundle } = await import('./bundle.js');
-    return importBundle(this.ctx, text, name, actor, opts);
+    return importBundle(this.#ctx, text, name, actor, opts);
   }
   /** A check for values rejected in another scope this binding reads (withheld on every read). */
   async rejectedHere() {
     const { rejectedHere } = await import('./rejected-here.js');
-    return rejectedHere(this.ctx);
+    return rejectedHere(this.#ctx);
   }
   /** What accepting and rejecting a pending proposal would each do, in plain words, now. */
   async reviewPlan(id: string) {
@@ -350,13 +382,13 @@ export class Engine {
         hint: 'list them with `mneme proposals`',
       });
     const { reviewPlan } = await import('./proposal-plan.js');
-    return reviewPlan(this.ctx, p);
+    return reviewPlan(this.#ctx, p);
   }
   proposals(q: { state?: 'pending' | 'accepted' | 'rejected'; id?: string } = {}) {
-    return this.ctx.store.proposals({ ...q, scopes: this.scopes });
+    return this.#ctx.store.proposals({ ...q, scopes: this.scopes });
   }
   tombstones() {
-    return this.ctx.store.tombstones(this.scopes);
+    return this.#ctx.store.tombstones(this.scopes);
   }
   /**
    * What this binding can know: counts over its own scopes only, never another project's (no
@@ -364,17 +396,17 @@ export class Engine {
    * is shown on a human surface only.
    */
   async status() {
-    const { journalHead, ...s } = await this.ctx.store.status(this.scopes);
+    const { journalHead, ...s } = await this.#ctx.store.status(this.scopes);
     return {
       ...s,
-      ...(this.ctx.surface === 'human' ? { journalHead } : {}),
-      project: this.ctx.binding.project,
-      identity: this.ctx.binding.identity,
+      ...(this.#ctx.surface === 'human' ? { journalHead } : {}),
+      project: this.#ctx.binding.project,
+      identity: this.#ctx.binding.identity,
       scopes: this.scopes,
-      vector: await vectorStatus(this.ctx, this.ctx.embedder),
+      vector: await vectorStatus(this.#ctx, this.#ctx.embedder),
     };
   }
   close() {
-    return this.ctx.store.close();
+    return this.#ctx.store.close();
   }
 }

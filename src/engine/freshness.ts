@@ -40,5 +40,5 @@ export async function persistedFreshness(
   ctx: EngineContext,
   ids: string[],
 ): Promise<Map<string, FreshnessRecord>> {
-  return ctx.store.freshness ? ctx.store.freshness(ids) : new Map();
+  return ctx.store.freshness(ids);
 }

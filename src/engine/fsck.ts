@@ -66,7 +66,7 @@ export async function fsck(ctx: EngineContext, opts: FsckOptions = {}): Promise<
   const inScope = new Set(memories.map((m) => m.id));
 
   // 1. integrity
-  for (const f of ctx.store.integrity ? await ctx.store.integrity() : []) {
+  for (const f of await ctx.store.integrity()) {
     // Another project's memories are not this run's business (scope is enforced here too).
     if (f.memory && !inScope.has(f.memory)) {
       const lineage = await ctx.store.getLineage(f.memory);
@@ -359,7 +359,7 @@ export async function fsckFix(
     }
     let result: Record<string, unknown> = {};
     if ('reindex' in plan) {
-      await ctx.store.reindex?.(plan.reindex);
+      await ctx.store.reindex(plan.reindex);
       result = { reindexed: plan.reindex };
     } else {
       const settled = await applyEach(

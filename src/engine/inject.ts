@@ -1,13 +1,15 @@
-// Injection (DESIGN §5 Inject): the SessionStart block and the pre-edit block for one file.
-// Candidates come from the bound scopes only; every one passes the single `autoInjectable`
-// predicate (invariant 10); the block is rendered in the untrusted-data envelope and what was
-// injected is recorded as usage.
+// Injection (DESIGN §5 Inject): the SessionStart block, the pre-edit block for one file, and
+// the block recalled for a prompt. Candidates come from the bound scopes only; every one passes
+// the single `autoInjectable` predicate (invariant 10); the block is rendered in the
+// untrusted-data envelope and what was injected is recorded as usage. The budgets and floors
+// live here, once: a hook, an MCP client and the HTTP API get the same block for the same store.
 import path from 'node:path';
 import { judgeSource } from '../core/source.js';
 import type { FreshnessRecord } from '../store/port.js';
 import { matchGlob } from '../core/glob.js';
 import { compareIso } from '../core/time.js';
 import {
+  INJECT_DEFAULTS,
   autoInjectable,
   orderEntries,
   renderInjection,
@@ -42,6 +44,27 @@ export interface InjectResult {
 
 export const FILE_BLOCK_DEFAULTS = { maxBytes: 2 * 1024, maxLines: 12 } as const;
 
+/** Each block's budget (bytes and lines, envelope included) unless a setting overrides it. */
+export const INJECT_BUDGETS = {
+  sessionStart: INJECT_DEFAULTS,
+  file: FILE_BLOCK_DEFAULTS,
+  prompt: { maxBytes: 2 * 1024, maxLines: 8 },
+} as const;
+
+/** The weight below which a memory is not injected unasked (0: every weight may be). */
+export const WEIGHT_FLOOR = 0;
+
+/**
+ * Recall on a prompt: the best few results, each at least this score, of the prompt's first
+ * characters (the usage log keeps a shorter excerpt as the query).
+ */
+export const PROMPT_RECALL = {
+  limit: 3,
+  scoreFloor: 1,
+  queryChars: 2000,
+  loggedQueryChars: 200,
+} as const;
+
 function freshnessOf(v: RevisionView, opts: InjectOptions): Freshness {
   if (v.source === null || v.source === undefined) return 'unbound';
   // A journaled drift or disappearance holds until revalidated, whatever the file says now.
@@ -54,14 +77,6 @@ function freshnessOf(v: RevisionView, opts: InjectOptions): Freshness {
   if (rel.startsWith('..') || path.isAbsolute(rel)) return 'missing';
   const data = opts.readFile(abs);
   return judgeSource(v.source, { bytes: data, commitReachable: null }).freshness;
-}
-
-async function withWeights(
-  ctx: EngineContext,
-  views: RevisionView[],
-): Promise<{ view: RevisionView; weight: number }[]> {
-  const weights = ctx.store.weights ? await ctx.store.weights(views.map((v) => v.id)) : new Map();
-  return views.map((view) => ({ view, weight: weights.get(view.id) ?? 1 }));
 }
 
 function admitted(
@@ -79,7 +94,7 @@ function admitted(
       scopes,
       now,
       weight,
-      weightFloor: opts.weightFloor ?? 0,
+      weightFloor: opts.weightFloor ?? WEIGHT_FLOOR,
       freshness: freshnessOf(v, opts),
       rejectedHere: rejected(v) !== null,
     });
@@ -108,7 +123,6 @@ async function sessionCandidates(
 ): Promise<{ view: RevisionView; weight: number }[]> {
   const scopes = readableScopes(ctx.binding);
   const store = ctx.store;
-  if (!store.injectCandidates) return withWeights(ctx, await store.listCurrent(scopes));
   const now = ctx.clock().toISOString();
   const handoffs = ctx.binding.project
     ? await store.injectCandidates({
@@ -138,7 +152,7 @@ async function persisted(
   candidates: { view: RevisionView }[],
 ): Promise<Map<string, FreshnessRecord>> {
   const bound = candidates.filter((c) => c.view.source).map((c) => c.view.id);
-  return bound.length > 0 && ctx.store.freshness ? ctx.store.freshness(bound) : new Map();
+  return bound.length > 0 ? ctx.store.freshness(bound) : new Map();
 }
 
 async function record(ctx: EngineContext, ids: string[], query: string, opts: InjectOptions) {
@@ -160,7 +174,11 @@ export async function sessionStartBlock(
   ctx: EngineContext,
   opts: InjectOptions,
 ): Promise<InjectResult> {
-  const candidates = await sessionCandidates(ctx, opts.maxLines ?? 80);
+  const budget = {
+    maxBytes: opts.maxBytes ?? INJECT_BUDGETS.sessionStart.maxBytes,
+    maxLines: opts.maxLines ?? INJECT_BUDGETS.sessionStart.maxLines,
+  };
+  const candidates = await sessionCandidates(ctx, budget.maxLines);
   const { entries, views: byId } = admitted(
     ctx,
     candidates,
@@ -174,7 +192,7 @@ export async function sessionStartBlock(
   const latest = handoffs[0];
   const rest = entries.filter((e) => e.type !== 'handoff');
   const ordered = orderEntries(latest ? [{ ...latest, handoff: true }, ...rest] : rest);
-  const { text, ids } = renderInjection(ordered, { ...opts, title: opts.title });
+  const { text, ids } = renderInjection(ordered, { ...budget, title: opts.title });
   await record(ctx, ids, 'session-start', opts);
   return { text, ids, candidates: candidates.length, admitted: entries.length };
 }
@@ -194,17 +212,15 @@ export async function fileBlock(
   }
   const scopes = readableScopes(ctx.binding);
   // An adapter that prefilters hands back each candidate's weight with it; otherwise look it up.
-  const candidates = ctx.store.injectCandidates
-    ? (
-        await ctx.store.injectCandidates({
-          scopes,
-          now: ctx.clock().toISOString(),
-          limit: 100_000,
-          types: ['constraint', 'procedure'],
-          sourcePath: rel,
-        })
-      ).map((h) => ({ view: h.view, weight: h.weight }))
-    : await withWeights(ctx, await ctx.store.listCurrent(scopes));
+  const candidates = (
+    await ctx.store.injectCandidates({
+      scopes,
+      now: ctx.clock().toISOString(),
+      limit: 100_000,
+      types: ['constraint', 'procedure'],
+      sourcePath: rel,
+    })
+  ).map((h) => ({ view: h.view, weight: h.weight }));
   const weighted = candidates.filter(
     ({ view: v }) =>
       (v.source !== null && v.source !== undefined && v.source.path === rel) ||
@@ -219,10 +235,66 @@ export async function fileBlock(
     await rejectedHere(ctx),
   );
   const { text, ids } = renderInjection(orderEntries(entries), {
-    maxBytes: opts.maxBytes ?? FILE_BLOCK_DEFAULTS.maxBytes,
-    maxLines: opts.maxLines ?? FILE_BLOCK_DEFAULTS.maxLines,
+    maxBytes: opts.maxBytes ?? INJECT_BUDGETS.file.maxBytes,
+    maxLines: opts.maxLines ?? INJECT_BUDGETS.file.maxLines,
     title: opts.title ?? `for ${rel}`,
   });
   await record(ctx, ids, `file:${rel}`, opts);
   return { text, ids, candidates: weighted.length, admitted: entries.length };
+}
+
+export interface PromptInjectOptions extends InjectOptions {
+  /** The score a recall result must reach (default PROMPT_RECALL.scoreFloor). */
+  scoreFloor?: number;
+}
+
+/**
+ * The block recalled for one prompt: the best few recall results that pass the predicate. A
+ * bound memory fails closed here (its source is not re-read on every prompt); recall already
+ * withheld anything matching a tombstone of a scope this binding reads.
+ */
+export async function promptBlock(
+  ctx: EngineContext,
+  prompt: string,
+  opts: PromptInjectOptions,
+): Promise<InjectResult> {
+  if (prompt.trim() === '') return { text: '', ids: [], candidates: 0, admitted: 0 };
+  const { recall } = await import('./recall.js');
+  const res = await recall(ctx, prompt.slice(0, PROMPT_RECALL.queryChars), {
+    limit: PROMPT_RECALL.limit,
+    logUsage: false,
+  });
+  const floor = opts.scoreFloor ?? PROMPT_RECALL.scoreFloor;
+  const now = ctx.clock().toISOString();
+  const scopes = readableScopes(ctx.binding);
+  const entries: InjectEntry[] = [];
+  for (const x of res.results) {
+    if (x.score < floor) continue;
+    const lineage = await ctx.store.getLineage(x.id);
+    const v = lineage && lineage.length > 0 ? lineage[lineage.length - 1]! : null;
+    if (!v || !scopes.includes(v.scope)) continue;
+    const ok = autoInjectable(v, {
+      scopes,
+      now,
+      weight: 1,
+      weightFloor: opts.weightFloor ?? WEIGHT_FLOOR,
+      freshness: v.source ? 'missing' : 'unbound',
+      rejectedHere: false,
+    });
+    if (ok)
+      entries.push({
+        id: v.id,
+        type: v.type,
+        trust: v.trust,
+        abstract: v.abstract,
+        recorded_at: v.recorded_at,
+      });
+  }
+  const { text, ids } = renderInjection(orderEntries(entries), {
+    maxBytes: opts.maxBytes ?? INJECT_BUDGETS.prompt.maxBytes,
+    maxLines: opts.maxLines ?? INJECT_BUDGETS.prompt.maxLines,
+    title: opts.title ?? 'recalled for this prompt',
+  });
+  await record(ctx, ids, prompt.slice(0, PROMPT_RECALL.loggedQueryChars), opts);
+  return { text, ids, candidates: res.results.length, admitted: entries.length };
 }

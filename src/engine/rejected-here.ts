@@ -3,7 +3,7 @@
 // A project reader reads its project and global: a global memory whose value matches one of the
 // project's tombstones is withheld from that project (and only there), and a project memory whose
 // value matches a global tombstone is withheld too. Same-scope matches are fsck's to report.
-import { tombstoneMatcher, type Tombstone } from '../core/normalize.js';
+import type { Tombstone } from '../core/normalize.js';
 import { GLOBAL_SCOPE } from '../core/scope.js';
 import type { Revision } from '../core/types.js';
 import { readableScopes, type EngineContext } from './context.js';
@@ -29,6 +29,9 @@ export async function rejectedHere(ctx: EngineContext): Promise<RejectedHere> {
   if (scopes.length < 2) return NONE;
   const tombstones = await ctx.store.tombstones(scopes);
   if (tombstones.length === 0) return NONE;
+  // Loaded only when there is something to match: its Unicode-property patterns cost a hook
+  // (a whole process) a few milliseconds to parse at load.
+  const { tombstoneMatcher } = await import('../core/normalize.js');
   const matchers = [...new Set(tombstones.map((t) => t.scope))].map(
     (scope) => [scope, tombstoneMatcher(tombstones, scope)] as const,
   );

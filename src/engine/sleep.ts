@@ -88,7 +88,7 @@ export async function sleep(ctx: EngineContext, opts: SleepOptions = {}): Promis
   // 1. Weights: a pure function of the usage log up to the watermark (core/weight.ts).
   const weightsAt = weightWatermark(now, usage);
   const next = computeWeights(usage, memories, weightsAt);
-  const cached = ctx.store.weights ? await ctx.store.weights([...byId.keys()]) : new Map();
+  const cached = await ctx.store.weights([...byId.keys()]);
   const weights: Moved[] = [];
   for (const [id, w] of next) {
     const from = cached.get(id) ?? 1;

@@ -34,7 +34,10 @@ export function parseSessionPointer(
   return { host: m[1], session: m[2]!, from, to };
 }
 
-export function resolvePointer(p: string, sessions: SessionStore | null): ResolvedPointer {
+export async function resolvePointer(
+  p: string,
+  sessions: SessionStore | null,
+): Promise<ResolvedPointer> {
   if (p.startsWith('session:')) {
     const ptr = parseSessionPointer(p);
     if (!ptr) return { pointer: p, kind: 'other' };
@@ -45,7 +48,11 @@ export function resolvePointer(p: string, sessions: SessionStore | null): Resolv
         session: { ...ptr, messages: [], missing: 'no session archive in this store' },
       };
     const to = Math.min(ptr.to, ptr.from + MAX_LINES - 1);
-    const lines = sessions.readArchive({ host: ptr.host, session: ptr.session }, ptr.from, to);
+    const lines = await sessions.readArchive(
+      { host: ptr.host, session: ptr.session },
+      ptr.from,
+      to,
+    );
     const messages = lines.map((l) => {
       const m = messageOf(l.raw);
       return { line: l.line, role: m?.role ?? 'event', text: m?.text ?? l.raw.slice(0, 500) };
@@ -72,16 +79,18 @@ export async function trace(ctx: EngineContext, id: string, sessions: SessionSto
   const journal = await ctx.store.journal({ id });
   return {
     id,
-    revisions: lineage.map((v) => ({
-      rev: v.rev,
-      op: v.op,
-      status: v.state,
-      trust: v.trust,
-      recorded_at: v.recorded_at,
-      actor: v.actor,
-      abstract: v.abstract,
-      provenance: v.provenance.map((p) => resolvePointer(p, sessions)),
-    })),
+    revisions: await Promise.all(
+      lineage.map(async (v) => ({
+        rev: v.rev,
+        op: v.op,
+        status: v.state,
+        trust: v.trust,
+        recorded_at: v.recorded_at,
+        actor: v.actor,
+        abstract: v.abstract,
+        provenance: await Promise.all(v.provenance.map((p) => resolvePointer(p, sessions))),
+      })),
+    ),
     journal: journal.map((e) => ({
       seq: e.seq,
       at: e.at,

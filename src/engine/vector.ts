@@ -47,12 +47,12 @@ export interface FillReport {
 export type FusedHit = SearchHit & { fusion?: FusionParts };
 
 function vectorStoreOf(ctx: EngineContext): () => Promise<VectorStore> {
-  const open = ctx.store.vectors?.bind(ctx.store);
-  if (!open)
+  if (!ctx.store.capabilities.vectors)
     throw new MnemeError('refused', `the ${ctx.store.backend} store has no vector arm`, {
       hint: 'unset MNEME_EMBEDDER (or pass --embedder off) to recall lexically; the vector arm runs on the embedded store (--store / MNEME_HOME)',
+      details: { capability: 'vectors' },
     });
-  return open;
+  return () => ctx.store.vectors();
 }
 
 /** Vectors of the given texts, each checked to have the embedder's dimension. */

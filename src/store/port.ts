@@ -1,7 +1,11 @@
 // The Store port: what the engine needs from a backend. The engine decides *what* to write
 // (validation, screening, tombstones, trust); an adapter decides *how* to persist it durably and
-// how to express the eligibility predicate inside its own queries. Every adapter passes the
-// conformance suite in test/store-conformance.ts.
+// how to express the eligibility predicate inside its own queries. Every method is required and
+// holds on every adapter; what genuinely differs is the small `capabilities` set (a vector arm,
+// hand-editable files), and a method behind a missing capability gives the backend's true answer
+// (handEdited: null) or a refusal that says what to do (vectors). The session archive is part
+// of the port (`sessions`, store/sessions.ts). Every adapter passes the conformance suite in
+// test/store-conformance.ts; a behaviour not in that suite is not in the port.
 import type { Eligibility } from '../core/eligibility.js';
 import type {
   AcknowledgedBreak,
@@ -16,6 +20,7 @@ import type { Proposal } from '../core/proposal.js';
 import type { RankingModel } from '../core/ranking.js';
 import type { QueryTerm } from '../core/text.js';
 import type { Actor, Revision, RevisionView } from '../core/types.js';
+import type { SessionStore } from './sessions.js';
 
 /**
  * A lexical search. Every adapter returns the same list for the same rows: the candidates and
@@ -250,8 +255,20 @@ export interface StoreStatus {
   byType: Record<string, number>;
 }
 
+/**
+ * What genuinely differs between adapters; everything else in the port holds on every store.
+ * Checked where it is used, with a refusal that says what, why and what to do.
+ */
+export interface StoreCapabilities {
+  /** A vector arm (sqlite-vec in the embedded index). Postgres: false, recall is lexical. */
+  vectors: boolean;
+  /** Memory files a person can edit by hand (handEdited can answer). Postgres: false. */
+  handEdits: boolean;
+}
+
 export interface Store {
   readonly backend: string;
+  readonly capabilities: StoreCapabilities;
   /** Runs fn holding the store's exclusive write lock (cross-process). */
   withWriteLock<T>(fn: () => Promise<T>): Promise<T>;
   /**
@@ -300,35 +317,47 @@ export interface Store {
   appendUsage(events: UsageEvent[]): Promise<void>;
   /**
    * Injection candidates, heaviest first (weight, trust, recency, id): current, active, in the
-   * scopes, valid at `now`, trust ≥ claimed, not quarantined, no review pending. A prefilter
-   * only — the engine still decides with autoInjectable. Optional for adapters.
+   * scopes, valid at `now`, trust ≥ claimed, not quarantined, no review pending, not journaled
+   * drifted or missing. A prefilter inside the query — the engine still decides each one with
+   * autoInjectable — so the cost follows `limit`, not the store's size.
    */
-  injectCandidates?(q: InjectQuery): Promise<SearchHit[]>;
-  /** Usage-derived weights of these memories (absent ids weigh 1). Optional for adapters. */
-  weights?(ids: string[]): Promise<Map<string, number>>;
-  /** Journaled freshness of these memories (absent ids were never observed drifted). Optional. */
-  freshness?(ids: string[]): Promise<Map<string, FreshnessRecord>>;
+  injectCandidates(q: InjectQuery): Promise<SearchHit[]>;
   /**
-   * Weights are a cache of the usage log. Committing a `sleep_pass` journal entry makes the
-   * adapter recompute the weights of that pass's scopes with core/weight.ts at the entry's
-   * watermark (`data.weights_at`); rebuild and catch-up replay the same entries the same way,
-   * so the weight table after a rebuild equals the one before it.
+   * Usage-derived weights of these memories (absent ids weigh 1). Weights are a cache of the
+   * usage log: committing a `sleep_pass` journal entry makes the adapter recompute the weights
+   * of that pass's scopes with core/weight.ts at the entry's watermark (`data.weights_at`), and
+   * `search`/`injectCandidates` hand them back on each hit; rebuild replays the same entries
+   * the same way, so the weights after a rebuild equal the ones before it.
    */
+  weights(ids: string[]): Promise<Map<string, number>>;
+  /**
+   * Journaled freshness of these memories: the last `check_source` verdict, or `fresh` from a
+   * source-bound write newer than it. Absent ids were never observed.
+   */
+  freshness(ids: string[]): Promise<Map<string, FreshnessRecord>>;
   /**
    * The text of a memory's current file when it differs from the revision recorded for it (a
-   * hand edit), else null. The write path asks before it overwrites the file. Optional.
+   * hand edit), else null. The write path asks before it overwrites the file. A store with no
+   * files a person can edit (`capabilities.handEdits` false: Postgres) always answers null.
    */
-  handEdited?(current: Revision): Promise<{ path: string; text: string } | null>;
-  /** The adapter's own integrity checks: journal chain, files against journal and index. */
-  integrity?(): Promise<IntegrityFinding[]>;
-  /** Re-derives the index rows of these lineages from the files (a cache repair). */
-  reindex?(ids: string[]): Promise<void>;
+  handEdited(current: Revision): Promise<{ path: string; text: string } | null>;
+  /**
+   * The adapter's own integrity checks (fsck's first phase): the journal chain against its
+   * anchor, every stored revision against the hash its journal entry recorded, revisions no
+   * journal entry records, and — on stores with a derived index or files — stale index rows,
+   * orphan files, half-done writes and hand edits.
+   */
+  integrity(): Promise<IntegrityFinding[]>;
+  /** Re-derives what is derived about these lineages (index rows, lifecycle columns) from the truth. */
+  reindex(ids: string[]): Promise<void>;
   rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport>;
   /**
-   * The optional vector arm's storage, loaded on first use (never when the arm is off). Absent
-   * on adapters without one; the engine then refuses to turn the arm on.
+   * The vector arm's storage, loaded on first use (never when the arm is off). A store without
+   * one (`capabilities.vectors` false) refuses (code `refused`) with what to do instead.
    */
-  vectors?(): Promise<VectorStore>;
+  vectors(): Promise<VectorStore>;
+  /** The session archive of this store (see store/sessions.ts): files, or the tenant's rows. */
+  readonly sessions: SessionStore;
   /**
    * What the store holds; with `scopes`, counted over those scopes only (a predicate inside the
    * query), which is what any binding is shown.

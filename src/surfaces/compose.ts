@@ -12,11 +12,12 @@ import type { Clock } from '../core/time.js';
 import { DEFAULT_RANKING } from '../core/ranking.js';
 import { createEngine, type Binding, type Engine, type SourceFiles } from '../engine/engine.js';
 import { FileStore } from '../store/files/file-store.js';
-import { SessionFiles } from '../store/files/session-files.js';
 import type { Store } from '../store/port.js';
 import type { Database } from '../store/postgres/database.js';
-import { embedderFromEnv } from './embed/settings.js';
-import { localRoot, storeTarget, type StoreFlags } from './open.js';
+import type { SessionStore } from '../store/sessions.js';
+import { loadSettings, type LoadedSettings, type Settings } from './config/settings.js';
+import { embedderFrom } from './embed/settings.js';
+import type { StoreFlags } from './open.js';
 import { bindProject, findRepoRoot } from './project.js';
 import { projectFiles } from './source-files.js';
 
@@ -24,7 +25,6 @@ import { projectFiles } from './source-files.js';
 export type { SessionMeta, SessionRef, SessionStore } from '../store/sessions.js';
 export type { JournalDamage, Store, VerifyReport } from '../store/port.js';
 export type { Database } from '../store/postgres/database.js';
-export type { SessionFiles } from '../store/files/session-files.js';
 export { writeFileAtomic } from '../store/files/atomic.js';
 export { peekIndexSeq } from '../store/files/index-peek.js';
 
@@ -49,29 +49,37 @@ export interface OpenOptions extends StoreFlags {
   surface?: 'human' | 'agent';
   clock?: Clock;
   env?: NodeJS.ProcessEnv;
-  /** The vector arm's embedder (default $MNEME_EMBEDDER; off when neither is set). */
+  /** --embedder: the vector arm's embedder (else embed.embedder of the settings). */
   embedder?: string;
+  /** The command's settings, when already loaded (else loaded from the flags and `env`). */
+  settings?: LoadedSettings;
   /** Refuse (code `locked`) instead of rebuilding the whole index inline: for hooks. */
   deferRebuild?: boolean;
 }
 
 const systemClock: Clock = () => new Date();
 
+/** The settings of one command: as given, or loaded from its flags and environment. */
+const settingsOf = (opts: OpenOptions): LoadedSettings =>
+  opts.settings ?? loadSettings(opts, opts.env ?? process.env);
+
 /** --db (or $MNEME_DATABASE_URL) selects Postgres for one tenant; otherwise the embedded store. */
 export async function openStore(opts: OpenOptions = {}): Promise<Store> {
-  const env = opts.env ?? process.env;
-  const target = storeTarget(opts, env);
+  return storeFrom(settingsOf(opts), opts.deferRebuild === true);
+}
+
+async function storeFrom(l: LoadedSettings, deferRebuild: boolean): Promise<Store> {
+  const target = l.target();
   if (target.kind === 'postgres') {
     // pg is loaded only when a database is used, so the embedded path starts fast.
     const { PostgresStore } = await import('../store/postgres/postgres-store.js');
     return PostgresStore.open(target.url, { tenant: target.tenant });
   }
-  const lockTimeout = Number(env.MNEME_LOCK_TIMEOUT_MS);
   return FileStore.open(target.root, {
-    durable: env.MNEME_DURABLE !== '0',
-    // How long a writer waits for the store lock before a clear `locked` error (default 10 s).
-    ...(Number.isInteger(lockTimeout) && lockTimeout > 0 ? { lockTimeoutMs: lockTimeout } : {}),
-    ...(opts.deferRebuild ? { deferFullRebuild: true } : {}),
+    durable: l.settings.store.durable,
+    // How long a writer waits for the store lock before a clear `locked` error.
+    lockTimeoutMs: l.settings.store.lock_timeout_ms,
+    ...(deferRebuild ? { deferFullRebuild: true } : {}),
   });
 }
 
@@ -111,8 +119,9 @@ function assemble(
 
 /** An engine for one command or process: the store of the flags, the project of `cwd`. */
 export async function openEngine(opts: OpenOptions = {}): Promise<Engine> {
-  const embedder = embedderFromEnv(opts.env ?? process.env, opts.embedder);
-  const store = await openStore(opts);
+  const l = settingsOf(opts);
+  const embedder = embedderFrom(l.settings);
+  const store = await storeFrom(l, opts.deferRebuild === true);
   const cwd = opts.cwd ?? process.cwd();
   return assemble(
     { store, clock: opts.clock ?? systemClock, registry: new SchemaRegistry(), embedder },
@@ -122,14 +131,16 @@ export async function openEngine(opts: OpenOptions = {}): Promise<Engine> {
   );
 }
 
-/** The raw session archive the hooks keep for this store (local to this machine). */
-export function openArchive(flags: StoreFlags, env: NodeJS.ProcessEnv = process.env) {
-  return archiveAt(localRoot(flags, env));
-}
-
-/** The session archive under a local root already resolved from the store flags. */
-export function archiveAt(root: string): SessionFiles {
-  return new SessionFiles(root);
+/**
+ * The session archive of the store the flags name, for a command that needs it before (or
+ * without) an engine — `distill --pending` lists the sessions with work. The same archive
+ * `engine.archive()` hands out: files under the embedded store, the tenant's rows on Postgres.
+ */
+export async function openArchive(
+  opts: OpenOptions = {},
+): Promise<{ archive: SessionStore; close: () => Promise<void> }> {
+  const store = await openStore(opts);
+  return { archive: store.sessions, close: () => store.close() };
 }
 
 /** What a server asks for per request: a binding, a surface, and the project's root if known. */
@@ -154,11 +165,14 @@ function servedFiles(
 export interface ServedStore {
   root: string;
   store: Store;
+  /** The settings the server runs with (timeouts and the like). */
+  settings: Settings;
   /** An engine over the shared store for one request (cheap). */
   engineFor(r: ServedEngineRequest): Engine;
   /** The MCP engine: the starting directory's project, surface agent. */
   mcpEngine: Engine;
-  archive: SessionFiles;
+  /** The store's session archive (trace reads provenance in it). */
+  archive: SessionStore;
   reportsDir: string;
   gauges(): Promise<{ journalLength: number; proposalsPending: number }>;
   close(): Promise<void>;
@@ -167,16 +181,24 @@ export interface ServedStore {
 /** `mneme serve` over the embedded store: one store, engines per request, MCP bound to `cwd`. */
 export async function composeServedStore(o: {
   store?: string;
+  config?: string;
   cwd: string;
   env: NodeJS.ProcessEnv;
   clock?: Clock;
   embedder?: string;
+  settings?: LoadedSettings;
 }): Promise<ServedStore> {
-  const flags = { store: o.store };
-  const target = storeTarget(flags, { ...o.env, MNEME_DATABASE_URL: '' });
+  // Without settings from the command, an ambient $MNEME_DATABASE_URL does not apply here.
+  const l =
+    o.settings ??
+    loadSettings(
+      { store: o.store, config: o.config, embedder: o.embedder },
+      { ...o.env, MNEME_DATABASE_URL: '' },
+    );
+  const target = l.target();
   if (target.kind !== 'files') throw new MnemeError('invalid', 'serve --store takes a directory');
-  const embedder = embedderFromEnv(o.env, o.embedder);
-  const store = await openStore({ ...flags, env: { ...o.env, MNEME_DATABASE_URL: '' } });
+  const embedder = embedderFrom(l.settings);
+  const store = await storeFrom(l, false);
   const a: Abilities = {
     store,
     clock: o.clock ?? systemClock,
@@ -187,9 +209,10 @@ export async function composeServedStore(o: {
   return {
     root: target.root,
     store,
+    settings: l.settings,
     engineFor: (r) => assemble(a, r.binding, r.surface, servedFiles(r, home)),
     mcpEngine: assemble(a, home.binding, 'agent', home.files),
-    archive: archiveAt(target.root),
+    archive: store.sessions,
     reportsDir: path.join(target.root, 'reports'),
     gauges: async () => ({
       journalLength: (await store.status()).journalHead.seq,
@@ -219,6 +242,8 @@ export async function composeServedTenants(o: {
   poolSize?: number;
   clock?: Clock;
   env?: NodeJS.ProcessEnv;
+  /** The command's settings (else the environment's: there is no store directory). */
+  settings?: LoadedSettings;
 }): Promise<ServedTenants> {
   const { openDatabase } = await import('../store/postgres/database.js');
   const database = await openDatabase(o.db, { poolSize: o.poolSize });
@@ -226,7 +251,9 @@ export async function composeServedTenants(o: {
   const registry = new SchemaRegistry();
   let embedder: Embedder | undefined;
   try {
-    embedder = embedderFromEnv(o.env ?? process.env);
+    embedder = embedderFrom(
+      (o.settings ?? loadSettings({}, o.env ?? process.env, { storeFile: false })).settings,
+    );
   } catch (e) {
     await database.close();
     throw e;

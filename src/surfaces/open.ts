@@ -1,49 +1,36 @@
 // Which store a command works on: the one reading of the store flags (--store, --db, --tenant,
-// MNEME_HOME, ~/.mneme), where local state lives, and how a child is pointed at the same store.
+// --config, MNEME_HOME, ~/.mneme), where local state lives, and how a child is pointed at the same store.
 // Nothing here opens anything: surfaces/compose.ts builds stores and engines from these.
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { MnemeError } from '../core/errors.js';
+import { resolveStore, type StoreTarget } from './config/settings.js';
 
-export function storeHome(opts: { store?: string; env?: NodeJS.ProcessEnv }): string {
-  const env = opts.env ?? process.env;
-  if (opts.store) return path.resolve(opts.store);
-  if (env.MNEME_HOME) return path.resolve(env.MNEME_HOME);
-  return path.join(os.homedir(), '.mneme');
-}
-
-/** The global flags that say which store a command works on, as every command receives them. */
+/** The flags that say which store a command works on, as every command receives them. */
 export interface StoreFlags {
   store?: string;
   db?: string;
   tenant?: string;
+  /** --config FILE: a config file instead of the store's config.toml (it may name the store). */
+  config?: string;
 }
 
-export type StoreTarget =
-  { kind: 'files'; root: string } | { kind: 'postgres'; url: string; tenant: string };
+export type { StoreTarget };
 
 /**
  * The one reading of the store flags: --db (or $MNEME_DATABASE_URL unless --store is given)
- * selects Postgres for one tenant; otherwise the embedded store at --store, $MNEME_HOME or
- * ~/.mneme. Every command, hook and child process resolves its store here.
+ * selects Postgres for one tenant; otherwise the embedded store at --store, $MNEME_HOME, the
+ * [store] of a --config file, or ~/.mneme (precedence and checks: config/settings.ts). Every
+ * command, hook and child process resolves its store here.
  */
 export function storeTarget(flags: StoreFlags, env: NodeJS.ProcessEnv = process.env): StoreTarget {
-  if (flags.db && flags.store) throw new MnemeError('invalid', 'pass --store or --db, not both');
-  const url = flags.db ?? (flags.store ? undefined : env.MNEME_DATABASE_URL);
-  if (!url) return { kind: 'files', root: storeHome({ store: flags.store, env }) };
-  const tenant = flags.tenant ?? env.MNEME_TENANT;
-  if (!tenant) {
-    throw new MnemeError('invalid', 'a Postgres store needs a tenant', {
-      hint: 'pass --tenant NAME or set MNEME_TENANT (create one with `mneme tenant create NAME`)',
-    });
-  }
-  return { kind: 'postgres', url, tenant };
+  return resolveStore(flags, env);
 }
 
 /**
- * Where a command keeps what is local to this machine — the hook log, the raw session archive
- * and its watermarks, the distiller's locks, sleep and fsck reports: the embedded store's own
+ * Where a command keeps what is local to this machine — the hook log, the distiller's locks,
+ * sleep and fsck reports (the session archive is the store's own: files, or the tenant's rows
+ * on Postgres): the embedded store's own
  * directory, or for a Postgres store a directory of its own per database and tenant
  * ($XDG_STATE_HOME/mneme/…, default ~/.local/state/mneme/…), never an embedded store's home.
  */
@@ -73,7 +60,9 @@ export function childStore(
   env: NodeJS.ProcessEnv,
 ): { args: string[]; env: NodeJS.ProcessEnv } {
   const t = storeTarget(flags, env);
+  // A --config file goes along (it may hold the store and the child's settings).
+  const config = flags.config ? ['--config', path.resolve(flags.config)] : [];
   if (t.kind === 'postgres')
-    return { args: [], env: { ...env, MNEME_DATABASE_URL: t.url, MNEME_TENANT: t.tenant } };
-  return { args: flags.store ? ['--store', flags.store] : [], env };
+    return { args: config, env: { ...env, MNEME_DATABASE_URL: t.url, MNEME_TENANT: t.tenant } };
+  return { args: [...config, ...(flags.store ? ['--store', flags.store] : [])], env };
 }

@@ -12,8 +12,6 @@ export interface SleepState {
   report?: string;
 }
 
-export const DEFAULT_SLEEP_INTERVAL_HOURS = 24;
-
 const file = (root: string) => path.join(root, '.state', 'sleep.json');
 
 export function readSleepState(root: string): SleepState | null {
@@ -29,13 +27,11 @@ export function writeSleepState(root: string, s: SleepState): void {
   writeFileAtomic(file(root), `${JSON.stringify(s, null, 2)}\n`, false);
 }
 
-export function intervalMs(env: NodeJS.ProcessEnv): number {
-  const h = Number(env.MNEME_SLEEP_INTERVAL_HOURS);
-  return (Number.isFinite(h) && h > 0 ? h : DEFAULT_SLEEP_INTERVAL_HOURS) * 3_600_000;
-}
-
-/** Due when the last pass (or, before any, the first sighting) is older than the interval. */
-export function isDue(root: string, now: Date, env: NodeJS.ProcessEnv): boolean {
+/**
+ * Due when the last pass (or, before any, the first sighting) is older than the interval
+ * (sleep.interval_hours).
+ */
+export function isDue(root: string, now: Date, intervalHours: number): boolean {
   const s = readSleepState(root);
   if (!s) {
     try {
@@ -45,7 +41,7 @@ export function isDue(root: string, now: Date, env: NodeJS.ProcessEnv): boolean 
     }
     return false;
   }
-  return now.getTime() - Date.parse(s.last ?? s.since) >= intervalMs(env);
+  return now.getTime() - Date.parse(s.last ?? s.since) >= intervalHours * 3_600_000;
 }
 
 export function sleepLockFiles(root: string) {

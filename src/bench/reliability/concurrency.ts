@@ -277,7 +277,7 @@ export async function runConcurrency(
     const dEnv = { FAKE_DIR: fake2, FAKE_GATE_CALLS: '1' };
     const args = ['distill', '--session', 's2', '--host', 'claude-code', '--single-flight'];
     // Archived the way the Stop hook does it, without the hook's own distiller.
-    new SessionFiles(home).appendArchive(
+    await new SessionFiles(home).appendArchive(
       { host: 'claude-code', session: s2 },
       fs.readFileSync(t2, 'utf8').trim().split('\n'),
     );

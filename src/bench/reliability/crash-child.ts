@@ -6,8 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { SchemaRegistry } from '../../core/schema.js';
-import { distillSession, DISTILL_DEFAULTS } from '../../engine/distill.js';
-import { Engine, type OpInput } from '../../engine/engine.js';
+import { DISTILL_DEFAULTS, Engine, type OpInput } from '../../engine/engine.js';
 import { FileStore } from '../../store/files/file-store.js';
 import { SessionFiles } from '../../store/files/session-files.js';
 import { CRASH_BINDING } from './kill.js';
@@ -76,7 +75,7 @@ if (mode === 'write') {
       evidence: [[1, 1]],
     }),
   ).join('\n');
-  const report = await distillSession(engine.ctx, sessions, async () => lines, {
+  const report = await engine.distill(sessions, async () => lines, {
     host: 'generic',
     session: tag!,
     handoff: false,
@@ -89,7 +88,10 @@ if (mode === 'write') {
   // lineage as the lineage's active head at some point — never a torn, half-written state.
   const stopFile = tag!;
   const reader = new Engine({
-    ...engine.ctx,
+    store,
+    clock: () => new Date(),
+    registry: new SchemaRegistry(),
+    surface: 'human',
     binding: JSON.parse(process.env.MNEME_READ_BINDING!),
   });
   let reads = 0;

@@ -10,8 +10,7 @@ import { LIMITS } from '../../core/limits.js';
 import { parseRevision } from '../../core/markdown.js';
 import { SchemaRegistry } from '../../core/schema.js';
 import type { Actor } from '../../core/types.js';
-import { distillSession, DISTILL_DEFAULTS } from '../../engine/distill.js';
-import { Engine, type OpInput } from '../../engine/engine.js';
+import { DISTILL_DEFAULTS, Engine, type OpInput } from '../../engine/engine.js';
 import { FileStore } from '../../store/files/file-store.js';
 import { SessionFiles } from '../../store/files/session-files.js';
 import { isAgentVariable } from '../../surfaces/agent-env.js';
@@ -45,7 +44,13 @@ export async function runHostile(workDir: string): Promise<HostileReport> {
   const reopen = async () => {
     await engine.close();
     store = await FileStore.open(home, { durable: false, lockTimeoutMs: 5_000 });
-    engine = new Engine({ ...engine.ctx, store });
+    engine = new Engine({
+      store,
+      clock: () => new Date(),
+      registry: new SchemaRegistry(),
+      binding: BINDING,
+      surface: 'human',
+    });
   };
 
   const sentinels: { id: string; abstract: string }[] = [];
@@ -127,8 +132,11 @@ export async function runHostile(workDir: string): Promise<HostileReport> {
       () => (outsideFiles(sandbox, home).length ? 'a file appeared outside the store' : null),
     );
   for (const session of ['../../x', '/etc/passwd', 'a/b', '..'])
-    await tryCase(P, `session name ${session}`, 'error', async () =>
-      new SessionFiles(home).appendArchive({ host: 'generic', session }, ['{}']),
+    await tryCase(
+      P,
+      `session name ${session}`,
+      'error',
+      async () => await new SessionFiles(home).appendArchive({ host: 'generic', session }, ['{}']),
     );
   // Import bundles naming hostile scopes, ids, slugs, types and revision numbers.
   const exported = await engine.exportBundle();
@@ -303,13 +311,15 @@ export async function runHostile(workDir: string): Promise<HostileReport> {
   ];
   for (const [i, [name, output]] of outputs.entries()) {
     const ref = { host: 'generic' as const, session: `model-${i}` };
-    sessions.appendArchive(ref, [JSON.stringify({ role: 'user', content: `talk for ${name}` })]);
+    await sessions.appendArchive(ref, [
+      JSON.stringify({ role: 'user', content: `talk for ${name}` }),
+    ]);
     await tryCase(
       M,
       name,
       'accept',
       () =>
-        distillSession(engine.ctx, sessions, async () => output, {
+        engine.distill(sessions, async () => output, {
           host: 'generic',
           session: ref.session,
           handoff: false,

@@ -106,7 +106,7 @@ export async function runKillPoints(
     }
     let count = 8;
     if (spec.mode === 'distill') {
-      new SessionFiles(store).appendArchive({ host: 'generic', session: tag }, [
+      await new SessionFiles(store).appendArchive({ host: 'generic', session: tag }, [
         JSON.stringify({ type: 'user', message: { role: 'user', content: `session ${tag}` } }),
       ]);
       count = 5;

@@ -2,7 +2,7 @@
 // rename), then the journal line (the commit point), then its effects and the index rows; what
 // fails after the journal line is left for recovery (recovery.ts) or the next read to finish.
 import fs from 'node:fs';
-import type { JournalEntry } from '../../core/journal.js';
+import { commitEntry, type JournalEntry } from '../../core/journal.js';
 import { deriveLineage } from '../../core/lineage.js';
 import { serializeRevision } from '../../core/markdown.js';
 import type { RevisionView } from '../../core/types.js';
@@ -60,19 +60,8 @@ export function commitLocked(
     p.fault('after-current');
     views = deriveLineage([...(before ?? []), r]);
   }
-  const body = {
-    ...req.body,
-    ...(req.tombstone || req.proposal
-      ? {
-          data: {
-            ...(req.body.data ?? {}),
-            ...(req.tombstone ? { tombstone: req.tombstone } : {}),
-            ...(req.proposal ? { proposal: req.proposal } : {}),
-          },
-        }
-      : {}),
-  };
-  const entry = p.journalFiles.append(body, health.anchor);
+  // The hashed form is built in core (commitEntry), chained to the head checked above.
+  const entry = p.journalFiles.appendEntry(commitEntry(head, req), health.anchor);
   p.fault('after-journal');
   // The journal line is the commit point (invariant 13): from here on the write is reported as
   // done whatever happens, and what is left undone is the store's to finish. Effects that fail

@@ -10,6 +10,7 @@
 // recovery.ts (intents, catch-up), rebuild.ts (the index from the files), integrity.ts (fsck's
 // findings), hand-edits.ts, journal-health.ts (anchor, damage, repair), effects.ts (tombstones
 // and proposals), lineage-files.ts and usage-log.ts, each taking the FileParts of parts.ts.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MnemeError } from '../../core/errors.js';
@@ -57,6 +58,7 @@ import type { FileParts } from './parts.js';
 import { rebuildIndex, reindexLineages } from './rebuild.js';
 import { needsFullRebuild, needsRecovery, recoverLocked } from './recovery.js';
 import { appendUsage, readUsage } from './usage-log.js';
+import { SessionFiles } from './session-files.js';
 import { VectorDb } from './vector-db.js';
 
 export interface FileStoreOptions {
@@ -76,14 +78,20 @@ export interface FileStoreOptions {
 
 export class FileStore implements Store {
   readonly backend = 'files';
+  readonly capabilities = { vectors: true, handEdits: true };
   readonly layout: Layout;
+  /** The session archive: `archive/sessions/` and `.state/` under the store's directory. */
+  readonly sessions: SessionFiles;
   private readonly index: IndexDb;
   private readonly journalFiles: JournalFiles;
   private readonly lockTimeoutMs: number;
   private readonly deferFullRebuild: boolean;
   /** What the concept modules work on (the layout, index and journal above, and settings). */
   private readonly parts: FileParts;
-  private locked = false;
+  /** Set inside the write lock's own async context (see withWriteLock). */
+  private readonly held = new AsyncLocalStorage<true>();
+  /** This process's writers queue here, so one at a time waits on the lock file. */
+  private queue: Promise<unknown> = Promise.resolve();
   /**
    * A commit reached its journal line but could not update the index (or write its effects):
    * the write stands, and the index is caught up from the journal before the next read here.
@@ -95,6 +103,7 @@ export class FileStore implements Store {
 
   private constructor(root: string, opts: FileStoreOptions) {
     this.layout = new Layout(path.resolve(root));
+    this.sessions = new SessionFiles(this.layout.root);
     const durable = opts.durable ?? true;
     this.lockTimeoutMs = opts.lockTimeoutMs ?? 10_000;
     this.deferFullRebuild = opts.deferFullRebuild ?? false;
@@ -162,17 +171,28 @@ export class FileStore implements Store {
 
   // ---- locking and recovery -------------------------------------------------------------
 
+  /**
+   * Re-entrant only inside the holder's own async context (AsyncLocalStorage): a concurrent
+   * caller of this process — two requests of `mneme serve` — queues for the lock like another
+   * process would, so a read-check-write (expected_rev, live slug) cannot interleave with
+   * another one and lose an update.
+   */
   async withWriteLock<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.locked) return fn();
-    return withFileLock(this.layout.lockFile, this.lockTimeoutMs, async () => {
-      this.locked = true;
-      try {
-        recoverLocked(this.parts);
-        return await fn();
-      } finally {
-        this.locked = false;
-      }
-    });
+    if (this.held.getStore()) return fn();
+    const prior = this.queue;
+    let done!: () => void;
+    this.queue = new Promise<void>((r) => (done = r));
+    await prior.catch(() => {});
+    try {
+      return await withFileLock(this.layout.lockFile, this.lockTimeoutMs, () =>
+        this.held.run(true, async () => {
+          recoverLocked(this.parts);
+          return fn();
+        }),
+      );
+    } finally {
+      done();
+    }
   }
 
   private async recoverIfNeeded(): Promise<void> {
@@ -190,7 +210,8 @@ export class FileStore implements Store {
   // ---- the write path's storage half ------------------------------------------------------
 
   async commit(req: CommitRequest): Promise<JournalEntry> {
-    if (!this.locked) throw new MnemeError('internal', 'commit called without the store lock');
+    if (!this.held.getStore())
+      throw new MnemeError('internal', 'commit called without the store lock');
     return commitLocked(this.parts, req, this.markBehind);
   }
 
@@ -202,7 +223,7 @@ export class FileStore implements Store {
   private async catchUp(): Promise<void> {
     if (!this.behind) return;
     try {
-      if (this.locked) recoverLocked(this.parts);
+      if (this.held.getStore()) recoverLocked(this.parts);
       else await this.withWriteLock(async () => {});
       this.behind = false;
     } catch {

@@ -2,6 +2,7 @@
 // injection reads rows in weight order) and journaled source freshness.
 import type Database from 'better-sqlite3';
 import type { JournalEntry } from '../../core/journal.js';
+import { freshnessFrom } from '../derived.js';
 import { immediate } from './index-schema.js';
 
 /** Replaces the cached weights of every current memory in `scopes` with `weights`. */
@@ -45,22 +46,12 @@ export function weightsOf(db: Database.Database, ids: string[]): Map<string, num
 
 /** Freshness the journal records: a source-bound write (fresh), a source check (its verdict). */
 export function recordFreshness(db: Database.Database, entry: JournalEntry): void {
-  if (entry.data?.source_bound === true && entry.target && entry.after) {
-    // A revision whose source the engine just hashed is fresh, whatever was journaled before.
+  for (const { id, record: r } of freshnessFrom(entry))
     db.prepare(
-      `INSERT INTO fresh(id, rev, state, observed, at) VALUES (?, ?, 'fresh', NULL, ?)
-         ON CONFLICT(id) DO UPDATE SET rev = excluded.rev, state = 'fresh', observed = NULL, at = excluded.at`,
-    ).run(entry.target.id, entry.after.rev, entry.at);
-  }
-  if (entry.op === 'check_source' && entry.target && entry.data) {
-    const d = entry.data as { freshness?: string; rev?: number; observed_sha?: string | null };
-    if (typeof d.freshness === 'string' && typeof d.rev === 'number')
-      db.prepare(
-        `INSERT INTO fresh(id, rev, state, observed, at) VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT(id) DO UPDATE SET rev = excluded.rev, state = excluded.state,
-           observed = excluded.observed, at = excluded.at`,
-      ).run(entry.target.id, d.rev, d.freshness, d.observed_sha ?? null, entry.at);
-  }
+      `INSERT INTO fresh(id, rev, state, observed, at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT(id) DO UPDATE SET rev = excluded.rev, state = excluded.state,
+         observed = excluded.observed, at = excluded.at`,
+    ).run(id, r.rev, r.freshness, r.observed_sha, r.at);
 }
 
 export function freshnessOf(

@@ -1,14 +1,12 @@
-// The journal on disk: append-only JSONL segments plus journal/HEAD, the anchor. HEAD records
-// the last committed entry (so a cut tail shows), the review passphrase as of that entry (so
-// dropping its `set_passphrase` line shows), and a checkpoint: the stat identity (size, inode,
-// change time) of the segments as they were right after that commit. A write compares the
-// segments with the checkpoint — a few stat calls, whatever the store's size — and re-verifies
-// the whole chain only when they differ (a crash, a restore, or tampering); a chain that does
-// not verify is recorded in .state/journal-broken.json and every write is refused until a
-// person runs `mneme journal repair`.
+// The journal on disk: append-only JSONL segments (journal-segments.ts) plus journal/HEAD, the
+// anchor (journal-anchor.ts). A write compares the segments with the checkpoint HEAD records — a
+// few stat calls, whatever the store's size — and re-verifies the whole chain only when they
+// differ (a crash, a restore, or tampering); a chain that does not verify is recorded in
+// .state/journal-broken.json (journal-broken.ts) and every write is refused until a person runs
+// `mneme journal repair`.
 import fs from 'node:fs';
 import path from 'node:path';
-import { sha256 } from '../../core/hash.js';
+import { MnemeError } from '../../core/errors.js';
 import {
   EMPTY_HEAD,
   GENESIS,
@@ -22,49 +20,32 @@ import {
   type ChainScan,
   type JournalBody,
   type JournalEntry,
-  type PassphraseRecord,
 } from '../../core/journal.js';
 import type { VerifyReport } from '../port.js';
 import { reportOf } from '../journal-guard.js';
-import { appendDurable, readIfExists, writeFileAtomic } from './atomic.js';
+import { appendDurable } from './atomic.js';
+import {
+  ANCHOR_NAME,
+  fingerprintOf,
+  readAnchor,
+  sameFp,
+  writeAnchor,
+  type Anchor,
+  type AnchorRead,
+  type Fingerprint,
+} from './journal-anchor.js';
+import { clearBroken, markStands, readBroken, writeBroken } from './journal-broken.js';
+import {
+  cutTornLine,
+  endsMidLine,
+  lastEntry,
+  listSegments,
+  segmentEntries,
+} from './journal-segments.js';
+
+export type { Anchor, AnchorRead, Fingerprint } from './journal-anchor.js';
 
 const SEGMENT_BYTES = 32 * 1024 * 1024;
-/**
- * HEAD is one record of this many bytes (JSON padded with spaces), overwritten in place: one
- * sector, so a crash leaves the old record or the new one.
- */
-const HEAD_BYTES = 512;
-const ANCHOR_NAME = 'journal/HEAD';
-
-/** The segments' stat identity right after a commit; any later change to them changes it. */
-export interface Fingerprint {
-  seg: string;
-  size: number;
-  ino: string;
-  ctime: string;
-  /** Hash of the earlier (sealed) segments' names and stat identities ('' when there are none). */
-  sealed: string;
-}
-
-/** The HEAD record. Version 1 held only seq and hash; it is upgraded after a full verify. */
-export interface Anchor {
-  v: 2;
-  seq: number;
-  hash: string;
-  pp: PassphraseRecord | null;
-  cp: Fingerprint | null;
-}
-
-export type AnchorRead =
-  { state: 'missing' } | { state: 'unreadable' } | { state: 'ok'; anchor: Anchor; legacy: boolean };
-
-interface BrokenMark {
-  firstBad: ChainProblem;
-  /** The journal and its anchor as they were when the break was found. */
-  fp: Fingerprint | null;
-  anchor: string | null;
-  at: string;
-}
 
 export type ChainHealth =
   /** `cleared`: a recorded break was lifted (the journal verifies again, say restored). */
@@ -91,16 +72,7 @@ export class JournalFiles {
   ) {}
 
   segments(): string[] {
-    let names: string[];
-    try {
-      names = fs.readdirSync(this.dir);
-    } catch {
-      return [];
-    }
-    return names
-      .filter((n) => /^\d{8}\.jsonl$/.test(n))
-      .sort()
-      .map((n) => path.join(this.dir, n));
+    return listSegments(this.dir);
   }
 
   /** The last entry of the chain, read from the tail of the last segment (O(1) in store size). */
@@ -132,8 +104,14 @@ export class JournalFiles {
    * holds the store lock and has checked the chain (`check`) and passes the anchor it found.
    */
   append(body: JournalBody, anchor: Anchor): JournalEntry {
+    return this.appendEntry(chainEntry(this.head(), body), anchor);
+  }
+
+  /** Appends an entry already chained (core's commitEntry) to the journal's last entry. */
+  appendEntry(entry: JournalEntry, anchor: Anchor): JournalEntry {
     const head = this.head();
-    const entry = chainEntry(head, body);
+    if (entry.seq !== head.seq + 1 || entry.prev !== head.hash)
+      throw new MnemeError('internal', `journal entry ${entry.seq} is not chained to the head`);
     fs.mkdirSync(this.dir, { recursive: true });
     const segs = this.segments();
     let file = segs[segs.length - 1];
@@ -156,132 +134,27 @@ export class JournalFiles {
 
   // ---- the anchor -------------------------------------------------------------------------
 
-  /**
-   * Overwrites HEAD in place as one fixed-width record (one sector), not by rename: replacing a
-   * file by rename makes ext4 flush it, which cost more than the rest of a write.
-   */
   writeAnchor(a: Anchor): void {
-    const record = `${JSON.stringify(a)}`.padEnd(HEAD_BYTES - 1) + '\n';
-    let fd: number;
-    try {
-      fd = fs.openSync(this.headFile, 'r+');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-      writeFileAtomic(this.headFile, record, false);
-      return;
-    }
-    try {
-      fs.writeSync(fd, record, 0);
-      const size = fs.fstatSync(fd).size;
-      if (size > record.length) fs.ftruncateSync(fd, record.length);
-    } finally {
-      fs.closeSync(fd);
-    }
+    writeAnchor(this.headFile, a);
   }
 
   readAnchor(): AnchorRead {
-    // (JSON.parse ignores the record's padding.)
-    let text: string | null;
-    try {
-      text = readIfExists(this.headFile);
-    } catch {
-      return { state: 'unreadable' };
-    }
-    if (text === null) return { state: 'missing' };
-    try {
-      const h = JSON.parse(text) as Partial<Anchor>;
-      if (typeof h.seq !== 'number' || typeof h.hash !== 'string') return { state: 'unreadable' };
-      if (h.v !== 2)
-        return {
-          state: 'ok',
-          legacy: true,
-          anchor: { v: 2, seq: h.seq, hash: h.hash, pp: null, cp: null },
-        };
-      const pp =
-        h.pp && typeof h.pp.salt === 'string' && typeof h.pp.hash === 'string' ? h.pp : null;
-      return {
-        state: 'ok',
-        legacy: false,
-        anchor: { v: 2, seq: h.seq, hash: h.hash, pp, cp: h.cp ?? null },
-      };
-    } catch {
-      return { state: 'unreadable' };
-    }
+    return readAnchor(this.headFile);
   }
 
   /** The segments' stat identity now (null when there is no segment). */
   fingerprint(): Fingerprint | null {
-    const segs = this.segments();
-    if (segs.length === 0) return null;
-    try {
-      const stats = segs.map((f) => fs.statSync(f, { bigint: true }));
-      const id = (i: number) =>
-        `${path.basename(segs[i]!)}:${stats[i]!.size}:${stats[i]!.ino}:${stats[i]!.ctimeNs}`;
-      const last = stats[stats.length - 1]!;
-      return {
-        seg: path.basename(segs[segs.length - 1]!),
-        size: Number(last.size),
-        ino: String(last.ino),
-        ctime: String(last.ctimeNs),
-        sealed:
-          segs.length > 1
-            ? sha256(
-                segs
-                  .slice(0, -1)
-                  .map((_, i) => id(i))
-                  .join('\n'),
-              )
-            : '',
-      };
-    } catch {
-      // A segment vanished between the listing and its stat: a fingerprint nothing matches.
-      return { seg: '', size: -1, ino: '', ctime: '', sealed: '' };
-    }
+    return fingerprintOf(this.segments());
   }
 
   // ---- the refusal record -----------------------------------------------------------------
-
-  private readBroken(): BrokenMark | null {
-    try {
-      const text = readIfExists(this.brokenFile);
-      if (text === null) return null;
-      const m = JSON.parse(text) as BrokenMark;
-      return m && typeof m.firstBad?.problem === 'string' ? m : brokenUnreadable();
-    } catch {
-      return brokenUnreadable();
-    }
-  }
 
   hasBrokenMark(): boolean {
     return fs.existsSync(this.brokenFile);
   }
 
-  private writeBroken(firstBad: ChainProblem, fp: Fingerprint | null): void {
-    const mark: BrokenMark = {
-      firstBad,
-      fp,
-      anchor: this.anchorId(),
-      at: new Date().toISOString(),
-    };
-    writeFileAtomic(this.brokenFile, `${JSON.stringify(mark, null, 2)}\n`, false);
-  }
-
-  /** A hash of HEAD's bytes (null when missing): a recorded break stands while both are unchanged. */
-  private anchorId(): string | null {
-    try {
-      const text = readIfExists(this.headFile);
-      return text === null ? null : sha256(text);
-    } catch {
-      return 'unreadable';
-    }
-  }
-
-  private markStands(mark: BrokenMark, fp: Fingerprint | null): boolean {
-    return sameFp(mark.fp, fp) && mark.anchor === this.anchorId();
-  }
-
   clearBroken(): void {
-    fs.rmSync(this.brokenFile, { force: true });
+    clearBroken(this.brokenFile);
   }
 
   // ---- checking the chain -------------------------------------------------------------------
@@ -293,9 +166,9 @@ export class JournalFiles {
    */
   fast(): ChainHealth | null {
     const fp = this.fingerprint();
-    const mark = this.readBroken();
+    const mark = readBroken(this.brokenFile);
     if (mark)
-      return this.markStands(mark, fp)
+      return markStands(mark, fp, this.headFile)
         ? { ok: false, firstBad: mark.firstBad, detected: false }
         : null;
     const read = this.readAnchor();
@@ -337,12 +210,12 @@ export class JournalFiles {
     }
     const ev = this.evaluate(hasData);
     if (ev.problem) {
-      const prior = this.readBroken();
+      const prior = readBroken(this.brokenFile);
       const same =
         prior !== null &&
-        this.markStands(prior, ev.fp) &&
+        markStands(prior, ev.fp, this.headFile) &&
         prior.firstBad.problem === ev.problem.problem;
-      if (!same) this.writeBroken(ev.problem, ev.fp);
+      if (!same) writeBroken(this.brokenFile, this.headFile, ev.problem, ev.fp);
       return { ok: false, firstBad: ev.problem, detected: !same };
     }
     const anchor: Anchor = {
@@ -367,22 +240,8 @@ export class JournalFiles {
 
   // ---- reading ------------------------------------------------------------------------------
 
-  *entries(): Generator<{ entry: JournalEntry | null; where: string; raw: string }> {
-    for (const seg of this.segments()) {
-      let text: string;
-      try {
-        text = fs.readFileSync(seg, 'utf8');
-      } catch {
-        continue;
-      }
-      const lines = text.split('\n');
-      if (lines[lines.length - 1] === '') lines.pop();
-      const name = path.basename(seg);
-      for (let i = 0; i < lines.length; i++) {
-        const raw = lines[i]!;
-        yield { entry: parseEntry(raw), where: `journal/${name}:${i + 1}`, raw };
-      }
-    }
+  entries(): Generator<{ entry: JournalEntry | null; where: string; raw: string }> {
+    return segmentEntries(this.segments());
   }
 
   all(): JournalEntry[] {
@@ -395,17 +254,7 @@ export class JournalFiles {
   hasTornTail(): boolean {
     const segs = this.segments();
     const last = segs[segs.length - 1];
-    if (!last) return false;
-    const size = fs.statSync(last).size;
-    if (size === 0) return false;
-    const fd = fs.openSync(last, 'r');
-    try {
-      const b = Buffer.alloc(1);
-      fs.readSync(fd, b, 0, 1, size - 1);
-      return b[0] !== 0x0a;
-    } finally {
-      fs.closeSync(fd);
-    }
+    return last ? endsMidLine(last) : false;
   }
 
   /** Drops an unterminated last line left by a crash mid-append (it was never committed). */
@@ -413,66 +262,8 @@ export class JournalFiles {
     const segs = this.segments();
     const last = segs[segs.length - 1];
     if (!last) return false;
-    const text = fs.readFileSync(last, 'utf8');
-    if (text === '' || text.endsWith('\n')) return false;
-    const cut = text.lastIndexOf('\n') + 1;
-    fs.truncateSync(last, Buffer.byteLength(text.slice(0, cut)));
+    if (!cutTornLine(last)) return false;
     this.cached = null;
     return true;
-  }
-}
-
-const brokenUnreadable = (): BrokenMark => ({
-  firstBad: {
-    seq: null,
-    position: 0,
-    problem: '.state/journal-broken.json (a recorded break) is unreadable',
-  },
-  fp: null,
-  anchor: 'unreadable',
-  at: '',
-});
-
-function sameFp(a: Fingerprint | null | undefined, b: Fingerprint | null): boolean {
-  if (!a || !b) return !a && !b;
-  return (
-    a.seg === b.seg &&
-    a.size === b.size &&
-    a.ino === b.ino &&
-    a.ctime === b.ctime &&
-    a.sealed === b.sealed
-  );
-}
-
-function parseEntry(raw: string): JournalEntry | null {
-  try {
-    const e = JSON.parse(raw) as JournalEntry;
-    return typeof e.seq === 'number' && typeof e.hash === 'string' ? e : null;
-  } catch {
-    return null;
-  }
-}
-
-function lastEntry(file: string, size: number): JournalEntry | null {
-  if (size === 0) return null;
-  const fd = fs.openSync(file, 'r');
-  try {
-    let chunk = 64 * 1024;
-    for (;;) {
-      const start = Math.max(0, size - chunk);
-      const buf = Buffer.alloc(size - start);
-      fs.readSync(fd, buf, 0, buf.length, start);
-      const text = buf.toString('utf8');
-      const lines = text.split('\n').filter((l) => l.trim() !== '');
-      // The first line of a partial chunk may be cut; only trust it when we read from 0.
-      for (let i = lines.length - 1; i >= (start === 0 ? 0 : 1); i--) {
-        const e = parseEntry(lines[i]!);
-        if (e) return e;
-      }
-      if (start === 0) return null;
-      chunk *= 4;
-    }
-  } finally {
-    fs.closeSync(fd);
   }
 }

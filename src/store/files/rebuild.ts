@@ -6,6 +6,7 @@ import type { JournalEntry } from '../../core/journal.js';
 import { deriveLineage } from '../../core/lineage.js';
 import { computeWeights } from '../../core/weight.js';
 import type { Revision } from '../../core/types.js';
+import { weightPasses } from '../derived.js';
 import type { RebuildReport } from '../port.js';
 import { readIfExists } from './atomic.js';
 import { safeReaddir } from './dirs.js';
@@ -101,13 +102,7 @@ export function reindexLineages(
  * `entries` names the watermark its weights were computed at; recompute them the same way.
  */
 export function applyWeightPasses(p: FileParts, entries: readonly JournalEntry[]): void {
-  const last = new Map<string, string>();
-  for (const e of entries) {
-    if (e.op !== 'sleep_pass') continue;
-    const d = e.data as { weights_at?: string; scopes?: string[] } | undefined;
-    if (!d?.weights_at || !Array.isArray(d.scopes)) continue;
-    for (const sc of d.scopes) last.set(sc, d.weights_at);
-  }
+  const last = weightPasses(entries);
   if (last.size === 0) return;
   const usage = readUsage(p.layout.usageDir);
   for (const [scope, at] of last) {

@@ -3,18 +3,18 @@
 // session names are checked before they become paths, so no payload can point outside the store.
 import fs from 'node:fs';
 import path from 'node:path';
-import { MnemeError } from '../../core/errors.js';
 import { isHost, type Host } from '../../core/transcript.js';
-import type { ArchivedLine, SessionRef, SessionStore, StateKind } from '../sessions.js';
+import {
+  archivable,
+  checkSessionRef,
+  checkSharedName,
+  isSessionName,
+  type ArchivedLine,
+  type SessionRef,
+  type SessionStore,
+  type StateKind,
+} from '../sessions.js';
 import { appendDurable, readIfExists, writeFileAtomic } from './atomic.js';
-
-const SAFE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,119}$/;
-
-function check(ref: SessionRef): void {
-  if (!isHost(ref.host) || !SAFE.test(ref.session) || ref.session.includes('..')) {
-    throw new MnemeError('invalid', `refused session name "${String(ref.session).slice(0, 80)}"`);
-  }
-}
 
 export class SessionFiles implements SessionStore {
   constructor(
@@ -23,21 +23,24 @@ export class SessionFiles implements SessionStore {
   ) {}
 
   private archiveFile(ref: SessionRef): string {
-    check(ref);
+    checkSessionRef(ref);
     return path.join(this.root, 'archive', 'sessions', ref.host, `${ref.session}.jsonl`);
   }
 
   private stateFile(kind: StateKind, ref: SessionRef): string {
-    check(ref);
+    checkSessionRef(ref);
     return path.join(this.root, '.state', kind, ref.host, `${ref.session}.json`);
   }
 
-  appendArchive(ref: SessionRef, lines: string[]): { from: number; to: number } | null {
-    const clean = lines.filter((l) => l.trim() !== '' && !l.includes('\n'));
+  async appendArchive(
+    ref: SessionRef,
+    lines: string[],
+  ): Promise<{ from: number; to: number } | null> {
+    const clean = archivable(lines);
     if (clean.length === 0) return null;
     const file = this.archiveFile(ref);
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    const before = this.archiveLineCount(ref);
+    const before = this.lines(ref).length;
     appendDurable(file, clean.join('\n') + '\n', this.durable);
     return { from: before + 1, to: before + clean.length };
   }
@@ -50,7 +53,7 @@ export class SessionFiles implements SessionStore {
     return parts;
   }
 
-  readArchive(ref: SessionRef, from: number, to?: number): ArchivedLine[] {
+  async readArchive(ref: SessionRef, from: number, to?: number): Promise<ArchivedLine[]> {
     const all = this.lines(ref);
     const end = Math.min(to ?? all.length, all.length);
     const out: ArchivedLine[] = [];
@@ -58,59 +61,56 @@ export class SessionFiles implements SessionStore {
     return out;
   }
 
-  archiveLineCount(ref: SessionRef): number {
+  async archiveLineCount(ref: SessionRef): Promise<number> {
     return this.lines(ref).length;
   }
 
-  archivedSessions(): SessionRef[] {
+  async archivedSessions(): Promise<SessionRef[]> {
     const out: SessionRef[] = [];
     const base = path.join(this.root, 'archive', 'sessions');
     for (const host of safeReaddir(base)) {
       if (!isHost(host)) continue;
       for (const f of safeReaddir(path.join(base, host))) {
         const session = f.replace(/\.jsonl$/, '');
-        if (f.endsWith('.jsonl') && SAFE.test(session)) out.push({ host: host as Host, session });
+        if (f.endsWith('.jsonl') && isSessionName(session))
+          out.push({ host: host as Host, session });
       }
     }
     return out;
   }
 
-  readState<T>(kind: StateKind, ref: SessionRef): T | null {
-    const text = readIfExists(this.stateFile(kind, ref));
-    if (text === null) return null;
-    try {
-      return JSON.parse(text) as T;
-    } catch {
-      return null;
-    }
+  async readState<T>(kind: StateKind, ref: SessionRef): Promise<T | null> {
+    return parsed<T>(readIfExists(this.stateFile(kind, ref)));
   }
 
-  writeState(kind: StateKind, ref: SessionRef, value: unknown): void {
+  async writeState(kind: StateKind, ref: SessionRef, value: unknown): Promise<void> {
     writeFileAtomic(this.stateFile(kind, ref), JSON.stringify(value), this.durable);
   }
 
-  removeState(kind: StateKind, ref: SessionRef): void {
+  async removeState(kind: StateKind, ref: SessionRef): Promise<void> {
     fs.rmSync(this.stateFile(kind, ref), { force: true });
   }
 
   private sharedFile(name: string): string {
-    if (!/^[a-z][a-z0-9-]{0,39}$/.test(name))
-      throw new MnemeError('invalid', `bad state name ${name}`);
+    checkSharedName(name);
     return path.join(this.root, '.state', 'distill', `${name}.json`);
   }
 
-  readShared<T>(name: string): T | null {
-    const text = readIfExists(this.sharedFile(name));
-    if (text === null) return null;
-    try {
-      return JSON.parse(text) as T;
-    } catch {
-      return null;
-    }
+  async readShared<T>(name: string): Promise<T | null> {
+    return parsed<T>(readIfExists(this.sharedFile(name)));
   }
 
-  writeShared(name: string, value: unknown): void {
+  async writeShared(name: string, value: unknown): Promise<void> {
     writeFileAtomic(this.sharedFile(name), JSON.stringify(value), this.durable);
+  }
+}
+
+function parsed<T>(text: string | null): T | null {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return null;
   }
 }
 

@@ -1,10 +1,11 @@
 // The Postgres write path's storage half, inside the caller's transaction and write lock: the
 // head row locked and the journal's tail checked against it, the revision rows, the journal row
-// (moving the head), then the tombstone event and proposal row the entry carries.
+// (moving the head), the freshness and weights it derives, then the tombstone event and
+// proposal row the entry carries.
 import type pg from 'pg';
 import {
   EMPTY_HEAD,
-  chainEntry,
+  commitEntry,
   passphraseSetBy,
   type ChainHead,
   type JournalEntry,
@@ -12,6 +13,7 @@ import {
 import type { CommitRequest } from '../port.js';
 import { chainRefused } from '../journal-guard.js';
 import { appendRow, parsePassphrase, tailProblem, type TailRow } from './journal-rows.js';
+import { applyDerived } from './derived-rows.js';
 import { writeRevision } from './lineage-rows.js';
 
 export async function commitIn(
@@ -42,20 +44,10 @@ export async function commitIn(
     row.h_seq !== null ? { seq: Number(row.h_seq), hash: row.h_hash! } : EMPTY_HEAD;
   const r = req.revision;
   if (r) await writeRevision(c, t, r);
-  const body = {
-    ...req.body,
-    ...(req.tombstone || req.proposal
-      ? {
-          data: {
-            ...(req.body.data ?? {}),
-            ...(req.tombstone ? { tombstone: req.tombstone } : {}),
-            ...(req.proposal ? { proposal: req.proposal } : {}),
-          },
-        }
-      : {}),
-  };
-  const entry = chainEntry(head, body);
+  const entry = commitEntry(head, req);
   await appendRow(c, t, entry, passphraseSetBy(entry) ?? parsePassphrase(row.h_pp));
+  // Freshness and weights the entry changes (a sleep_pass recomputes its scopes' weights).
+  await applyDerived(c, t, entry);
   if (req.tombstone) {
     const [event, scope, key, doc] =
       'arm' in req.tombstone

@@ -90,16 +90,21 @@ async function lineageRevisions(c: Queryable, tenant: string, id: string): Promi
   return rows.map((x) => JSON.parse(x.doc) as Revision);
 }
 
-/** Re-derives lineage columns, the memories table and the full-text columns of every lineage. */
+/**
+ * Re-derives lineage columns, the memories table and the full-text columns of every lineage
+ * (or of the lineages `only` names: fsck's reindex).
+ */
 export async function rederiveLineages(
   c: Queryable,
   tenant: string,
   onProgress?: (done: number, total: number) => void,
+  only?: readonly string[],
 ): Promise<{ memories: number; revisions: number; problems: string[] }> {
   const report = { memories: 0, revisions: 0, problems: [] as string[] };
   const { rows: idRows } = await c.query<{ id: string }>(
-    'SELECT DISTINCT id FROM revisions WHERE tenant_id = $1 ORDER BY id',
-    [tenant],
+    `SELECT DISTINCT id FROM revisions WHERE tenant_id = $1
+       AND ($2::text[] IS NULL OR id = ANY($2::text[])) ORDER BY id`,
+    [tenant, only ?? null],
   );
   const ids = idRows.map((r) => r.id);
   const BATCH = 500;

@@ -4,7 +4,9 @@
 // advisory lock, and runs fn with that connection in async-local context, so the reads and
 // commits inside fn see one consistent state and every instance's writers queue on one lock.
 // This file is the class, its connection handling and its port methods; the statements are in
-// reads.ts, commit-rows.ts, journal-rows.ts (the chain and its head row) and lineage-rows.ts.
+// reads.ts, commit-rows.ts, journal-rows.ts (the chain and its head row), lineage-rows.ts,
+// derived-rows.ts (freshness, weights, injection candidates), integrity-rows.ts (fsck) and
+// session-rows.ts (the session archive).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
@@ -16,6 +18,9 @@ import type { QueryTerm } from '../../core/text.js';
 import type { RevisionView } from '../../core/types.js';
 import type {
   CommitRequest,
+  FreshnessRecord,
+  InjectQuery,
+  IntegrityFinding,
   JournalAnchor,
   JournalDamage,
   JournalQuery,
@@ -28,6 +33,7 @@ import type {
   Store,
   StoreStatus,
   UsageEvent,
+  VectorStore,
   VerifyReport,
 } from '../port.js';
 import { commitIn } from './commit-rows.js';
@@ -40,9 +46,12 @@ import {
   type Evaluation,
   type Queryable,
 } from './journal-rows.js';
+import * as derived from './derived-rows.js';
+import { integrityFindings } from './integrity-rows.js';
 import { rederiveLineages } from './lineage-rows.js';
 import * as reads from './reads.js';
 import { migrate } from './schema.js';
+import { SessionRows } from './session-rows.js';
 import { tenantExists } from './tenants.js';
 import { reportOf } from '../journal-guard.js';
 
@@ -59,10 +68,17 @@ const WRITE_LOCK_CLASS = 0x6d6e6d77; // "mnmw"
 
 export class PostgresStore implements Store {
   readonly backend = 'postgres';
+  /**
+   * No vector arm (recall is lexical; pgvector is only detected, see vectorAvailable) and no
+   * files a person can edit (handEdited always answers null).
+   */
+  readonly capabilities = { vectors: false, handEdits: false };
   readonly tenant: string;
+  /** The tenant's session archive and session state rows (session-rows.ts). */
+  readonly sessions: SessionRows;
   /**
    * Whether the server offers pgvector (feature-detected on open). The vector arm is not wired
-   * into recall yet (no embedder in the engine); until then search is lexical either way.
+   * to Postgres (capabilities.vectors is false); search is lexical either way.
    */
   vectorAvailable = false;
   private readonly tx = new AsyncLocalStorage<pg.PoolClient>();
@@ -78,6 +94,7 @@ export class PostgresStore implements Store {
     private readonly ownsPool: boolean,
   ) {
     this.tenant = opts.tenant;
+    this.sessions = new SessionRows(pool, opts.tenant, location);
     this.lockKey = createHash('sha256').update(opts.tenant).digest().readInt32BE(0);
     this.lockTimeoutMs = opts.lockTimeoutMs ?? 30_000;
   }
@@ -244,6 +261,29 @@ export class PostgresStore implements Store {
     return reads.appendUsage(this.query, this.tenant, events);
   }
 
+  async injectCandidates(q: InjectQuery): Promise<SearchHit[]> {
+    return derived.injectCandidates(this.db, this.tenant, q);
+  }
+
+  async weights(ids: string[]): Promise<Map<string, number>> {
+    return derived.weightsOf(this.db, this.tenant, ids);
+  }
+
+  async freshness(ids: string[]): Promise<Map<string, FreshnessRecord>> {
+    return derived.freshnessOf(this.db, this.tenant, ids);
+  }
+
+  /** There are no files behind this store, so nothing a person could have edited by hand. */
+  async handEdited(): Promise<null> {
+    return null;
+  }
+
+  async vectors(): Promise<VectorStore> {
+    throw new MnemeError('refused', 'the postgres store has no vector arm', {
+      hint: 'unset MNEME_EMBEDDER (or pass --embedder off) to recall lexically; the vector arm runs on the embedded store (--store / MNEME_HOME)',
+    });
+  }
+
   // ---- the journal's chain ----------------------------------------------------------------
 
   /** The whole chain against the head row, read in one snapshot (no side effects). */
@@ -284,7 +324,7 @@ export class PostgresStore implements Store {
     );
   }
 
-  // ---- rebuild ----------------------------------------------------------------------------
+  // ---- integrity, reindex and rebuild ----------------------------------------------------------------------------
 
   /**
    * There are no files behind this store: the revision rows are the truth. Rebuild re-derives
@@ -293,13 +333,27 @@ export class PostgresStore implements Store {
    */
   async rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport> {
     return this.withWriteLock(async () => {
-      const lineages = await rederiveLineages(this.tx.getStore()!, this.tenant, onProgress);
+      const c = this.tx.getStore()!;
+      const lineages = await rederiveLineages(c, this.tenant, onProgress);
+      await derived.replayDerived(c, this.tenant);
       return {
         ...lineages,
         journalEntries: await reads.count(this.query, this.tenant, 'journal'),
         usageEvents: await reads.count(this.query, this.tenant, 'usage_events'),
         handEdits: [],
       };
+    });
+  }
+
+  async integrity(): Promise<IntegrityFinding[]> {
+    const verified = await this.verifyJournal();
+    return integrityFindings(this.db, this.tenant, verified);
+  }
+
+  async reindex(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.withWriteLock(async () => {
+      await rederiveLineages(this.tx.getStore()!, this.tenant, undefined, ids);
     });
   }
 

@@ -190,7 +190,7 @@ async function candidates(
   });
 }
 
-/** setweight classes of the tsvector (migration 3): A abstract, B extra, C body. */
+/** setweight classes of the tsvector (migration 4): A abstract, B extra, C body. */
 const FIELD_OF_WEIGHT: Record<string, number> = { A: 0, B: 2, C: 1, D: 1 };
 
 /** A term's occurrences per field: a word's positions, or a phrase's runs within one field. */

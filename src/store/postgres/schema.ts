@@ -143,7 +143,7 @@ CREATE TABLE weights(
 );
 
 -- Raw transcript increments from hooks (DESIGN §3 archive/sessions), kept before any model sees
--- them. Written by the distiller path once it lands.
+-- them (session-rows.ts).
 CREATE TABLE session_archive(
   tenant_id text COLLATE "C" NOT NULL REFERENCES tenants(name),
   host text NOT NULL,
@@ -168,7 +168,44 @@ UPDATE journal_head h SET passphrase = (
   WHERE e.tenant_id = h.tenant_id AND e.op = 'set_passphrase'
   ORDER BY e.seq DESC LIMIT 1);
 `,
-  // 3: the full-text columns hold the index tokens of core/text.ts (stemmed, space-separated,
+  // 3: the session port on Postgres. session_archive (from 1) holds the archived transcript
+  // lines, `seq` being the 1-based line number; session_state holds each session's bookkeeping
+  // records (watermarks, distilled, sessions, injected, inflight, pending) and, under kind
+  // 'shared' with host '', the distiller's store-wide records by name (its run log).
+  `
+CREATE TABLE session_state(
+  tenant_id text COLLATE "C" NOT NULL REFERENCES tenants(name),
+  kind text COLLATE "C" NOT NULL,
+  host text COLLATE "C" NOT NULL,
+  session text COLLATE "C" NOT NULL,
+  doc text NOT NULL,
+  PRIMARY KEY (tenant_id, kind, host, session)
+);
+-- A bound memory's journaled freshness (store/derived.ts freshnessFrom), kept at commit so
+-- injection withholds drifted memories inside its query; backfilled from the journal here.
+CREATE TABLE source_freshness(
+  tenant_id text COLLATE "C" NOT NULL REFERENCES tenants(name),
+  id text COLLATE "C" NOT NULL,
+  rev integer NOT NULL,
+  state text NOT NULL,
+  observed text,
+  at text COLLATE "C" NOT NULL,
+  PRIMARY KEY (tenant_id, id)
+);
+INSERT INTO source_freshness(tenant_id, id, rev, state, observed, at)
+SELECT DISTINCT ON (j.tenant_id, j.target_id) j.tenant_id, j.target_id,
+  CASE WHEN j.op = 'check_source' THEN (e.d->'data'->>'rev')::int ELSE (e.d->'after'->>'rev')::int END,
+  CASE WHEN j.op = 'check_source' THEN e.d->'data'->>'freshness' ELSE 'fresh' END,
+  CASE WHEN j.op = 'check_source' THEN e.d->'data'->>'observed_sha' END,
+  j.at
+FROM journal j CROSS JOIN LATERAL (SELECT j.entry::jsonb AS d) e
+WHERE j.target_id IS NOT NULL
+  AND ((j.op = 'check_source' AND e.d->'data'->>'freshness' IN ('fresh', 'drifted', 'missing')
+        AND jsonb_typeof(e.d->'data'->'rev') = 'number')
+    OR (e.d->'data'->'source_bound' = 'true'::jsonb AND jsonb_typeof(e.d->'after') = 'object'))
+ORDER BY j.tenant_id, j.target_id, j.seq DESC;
+`,
+  // 4: the full-text columns hold the index tokens of core/text.ts (stemmed, space-separated,
   // the same tokens the embedded index holds), indexed as they are ('simple': no stemming, no
   // stop words), with their number (BM25's document length). RETOKENIZE rewrites the columns of
   // rows written before.
@@ -190,9 +227,9 @@ CREATE INDEX revisions_tokens ON revisions(tenant_id) INCLUDE (fts_len);
 ];
 
 /** Work a migration needs done in code, in its transaction, after its SQL (by version). */
-const AFTER: Record<number, (client: pg.PoolClient) => Promise<void>> = { 3: retokenize };
+const AFTER: Record<number, (client: pg.PoolClient) => Promise<void>> = { 4: retokenize };
 
-/** Rewrites every revision's full-text columns from its document (migration 3). */
+/** Rewrites every revision's full-text columns from its document (migration 4). */
 async function retokenize(client: pg.PoolClient): Promise<void> {
   let after: [string, string, number] = ['', '', 0];
   for (;;) {

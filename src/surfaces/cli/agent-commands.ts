@@ -16,12 +16,13 @@ import {
   markPending,
 } from '../hooks/single-flight.js';
 import {
-  archiveAt,
+  openArchive,
   openEngine,
-  type SessionFiles,
   type SessionMeta,
   type SessionRef,
+  type SessionStore,
 } from '../compose.js';
+import { loadSettings } from '../config/settings.js';
 import { localRoot } from '../open.js';
 import { bindProject } from '../project.js';
 import { ExitCode, type CliContext } from './run.js';
@@ -42,6 +43,7 @@ export function registerAgentCommands(c: CliContext): void {
         store: c.globals().store,
         db: c.globals().db,
         tenant: c.globals().tenant,
+        config: c.globals().config,
         env: c.io.env,
         cwd: c.io.cwd,
         stdout: c.io.stdout,
@@ -89,36 +91,48 @@ export function registerAgentCommands(c: CliContext): void {
       }) => {
         if (!o.session === !o.pending)
           throw new MnemeError('invalid', 'pass --session ID or --pending', {
-            hint: 'list archived sessions under <store>/archive/sessions/',
+            hint: 'list archived sessions with `mneme distill --pending --dry-run`',
           });
         const root = localRoot(c.globals(), c.io.env);
-        const sessions = archiveAt(root);
+        const opened = await openArchive({ settings: c.settings(), env: c.io.env });
+        const sessions = opened.archive;
         const { distillSettings, makeExecutor } = await import('../distill/executors.js');
-        const settings = distillSettings(c.io.env, { executor: o.executor, command: o.command });
-        const targets: SessionRef[] = o.session
-          ? [{ host: o.host, session: safeSessionName(o.session) }]
-          : sessions.archivedSessions().filter((ref) => hasWork(sessions, ref));
+        const settings = distillSettings(
+          (o.executor !== undefined || o.command !== undefined
+            ? loadSettings({ ...c.globals(), executor: o.executor, command: o.command }, c.io.env)
+            : c.settings()
+          ).settings,
+        );
+        const targets: SessionRef[] = [];
+        // Each session's own binding, as its hook recorded it.
+        const metas = new Map<SessionRef, SessionMeta | null>();
         const reports: DistillReport[] = [];
+        try {
+          if (o.session) targets.push({ host: o.host, session: safeSessionName(o.session) });
+          else
+            for (const ref of await sessions.archivedSessions())
+              if (await hasWork(sessions, ref)) targets.push(ref);
+          for (const ref of targets)
+            metas.set(ref, await sessions.readState<SessionMeta>('sessions', ref));
+        } finally {
+          await opened.close();
+        }
         for (const ref of targets) {
           const runOnce = async (handoff: boolean) => {
             const started = Date.now();
-            const meta = sessions.readState<SessionMeta>('sessions', ref);
+            const meta = metas.get(ref) ?? null;
             const binding = meta
               ? { project: meta.project, identity: meta.identity }
               : bindProject(c.io.cwd);
-            const { store, db, tenant, embedder } = c.globals();
             const engine = await openEngine({
-              store,
-              db,
-              tenant,
-              embedder,
+              settings: c.settings(),
               env: c.io.env,
               binding,
               surface: 'agent',
             });
             try {
               const report = await engine.distill(
-                sessions,
+                null,
                 makeExecutor(settings, c.io.env, meta?.cwd),
                 {
                   host: ref.host,
@@ -190,8 +204,7 @@ export function registerAgentCommands(c: CliContext): void {
     .argument('<id>')
     .action(async (id: string) => {
       const engine = await c.engine();
-      const root = localRoot(c.globals(), c.io.env);
-      const t = await engine.trace(id, archiveAt(root));
+      const t = await engine.trace(id);
       c.out(t, () => {
         const out: string[] = [];
         for (const r of t.revisions) {
@@ -216,13 +229,13 @@ export function registerAgentCommands(c: CliContext): void {
     });
 }
 
-function hasWork(sessions: SessionFiles, ref: SessionRef): boolean {
-  const done = sessions.readState<{ line: number }>('distilled', ref)?.line ?? 0;
-  const pending = sessions.readState<unknown[]>('pending', ref) ?? [];
+async function hasWork(sessions: SessionStore, ref: SessionRef): Promise<boolean> {
+  const done = (await sessions.readState<{ line: number }>('distilled', ref))?.line ?? 0;
+  const pending = (await sessions.readState<unknown[]>('pending', ref)) ?? [];
   return (
-    sessions.archiveLineCount(ref) > done ||
+    (await sessions.archiveLineCount(ref)) > done ||
     pending.length > 0 ||
-    sessions.readState('inflight', ref) !== null
+    (await sessions.readState('inflight', ref)) !== null
   );
 }
 

@@ -75,8 +75,11 @@ const withVector = (cmd: Command) =>
 
 async function benchEmbedder(c: CliContext, o: Common) {
   if (!o.vector) return {};
-  const { embedderFromEnv } = await import('../embed/settings.js');
-  const embedder = embedderFromEnv(c.io.env, o.vector);
+  const { embedderFrom } = await import('../embed/settings.js');
+  const { loadSettings } = await import('../config/settings.js');
+  const embedder = embedderFrom(
+    loadSettings({ ...c.globals(), embedder: o.vector }, c.io.env).settings,
+  );
   return embedder ? { embedder } : {};
 }
 

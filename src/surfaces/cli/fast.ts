@@ -3,7 +3,7 @@
 // every other command, so a whole process costs little more than node's own start.
 //
 // This parser understands only what it can answer exactly as the full CLI would: the global
-// --json, --store, --db and --tenant, recall's --limit/--as-of/--known-at/--explain/--min-trust, hook's --host.
+// --json, --config, --store, --db and --tenant, recall's --limit/--as-of/--known-at/--explain/--min-trust, hook's --host.
 // For anything else — help, an unknown or repeated option, a value that fails its check, a
 // missing argument, `--`, a value that starts with "-" — it returns null and the caller runs the
 // full CLI, which gives the usual answer or error. The flags' meaning (defaults, checks, the
@@ -31,6 +31,7 @@ export type FastCommand =
 type Kind = 'flag' | 'value';
 const GLOBAL: Record<string, Kind> = {
   '--json': 'flag',
+  '--config': 'value',
   '--store': 'value',
   '--db': 'value',
   '--tenant': 'value',
@@ -78,7 +79,7 @@ export function parseFast(argv: readonly string[]): FastCommand | null {
   };
   // The store flags, as the full CLI passes them to every command.
   const where: StoreFlags = {};
-  for (const k of ['store', 'db', 'tenant'] as const) {
+  for (const k of ['store', 'db', 'tenant', 'config'] as const) {
     const v = str(`--${k}`);
     if (v !== undefined) where[k] = v;
   }
@@ -145,6 +146,7 @@ export async function runFast(argv: readonly string[], io: Io): Promise<number |
       store: p.store,
       db: p.db,
       tenant: p.tenant,
+      config: p.config,
       cwd: io.cwd,
       env: io.env,
       surface: cliSurface(io.env),

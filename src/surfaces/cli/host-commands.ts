@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Option } from 'commander';
 import { mnemeBin } from '../install-root.js';
 import { openEngine } from '../compose.js';
-import { childStore, localRoot, storeTarget } from '../open.js';
+import { childStore, localRoot } from '../open.js';
 import { findRepoRoot } from '../project.js';
 import type { Check } from '../setup/doctor.js';
 import { HOSTS, resolveInvocation, type Host } from '../setup/hosts.js';
@@ -23,11 +23,12 @@ export function registerHostCommands(c: CliContext): void {
     .description('run the MCP server over stdio, bound to the project of this directory')
     .action(async () => {
       const { serveStdio } = await import('../mcp/stdio.js');
-      const { store, db, tenant, embedder } = c.globals();
+      const { store, db, tenant, embedder, config } = c.globals();
       await serveStdio({
         store,
         db,
         tenant,
+        config,
         embedder,
         cwd: io.cwd,
         env: io.env,
@@ -53,13 +54,17 @@ export function registerHostCommands(c: CliContext): void {
           io.stderr(`mneme: unknown host "${host}"; choose one of ${HOSTS.join(', ')}\n`);
           throw new ExitCode(1);
         }
-        const store = c.globals().store;
-        const target = storeTarget(c.globals(), io.env);
+        const settings = c.settings();
+        const target = settings.target();
         const serverEnv: Record<string, string> = {};
         if (target.kind === 'postgres') {
           serverEnv.MNEME_DATABASE_URL = target.url;
           serverEnv.MNEME_TENANT = target.tenant;
-        } else if (store || io.env.MNEME_HOME) serverEnv.MNEME_HOME = target.root;
+        } else if (settings.sources['store.home']!.kind !== 'default')
+          serverEnv.MNEME_HOME = target.root;
+        // A config file named by --config or $MNEME_CONFIG goes along (the store's own is found).
+        if (settings.file && settings.file.source.kind !== 'file')
+          serverEnv.MNEME_CONFIG = settings.file.path;
         const { runSetup } = await import('../setup/setup.js');
         const r = runSetup({
           host: host as Host,
@@ -90,7 +95,7 @@ export function registerHostCommands(c: CliContext): void {
     .command('doctor')
     .description('check the store, host wiring, a live MCP round trip, the distiller and hook runs')
     .action(async () => {
-      const { store, db, tenant, embedder } = c.globals();
+      const { store } = c.globals();
       const { runDoctor } = await import('../setup/doctor.js');
       const child = childStore(c.globals(), io.env);
       const checks = await runDoctor({
@@ -99,9 +104,10 @@ export function registerHostCommands(c: CliContext): void {
         home: homeOf(io.env),
         project: projectOf(io.cwd),
         storeDir: localRoot(c.globals(), io.env),
+        settings: c.settings(),
         storeFlag: store,
         openEngine: () =>
-          openEngine({ store, db, tenant, embedder, cwd: io.cwd, env: io.env, surface: 'human' }),
+          openEngine({ settings: c.settings(), cwd: io.cwd, env: io.env, surface: 'human' }),
         hasHookCommand: program.commands.some((cmd) => cmd.name() === 'hook'),
       });
       const failed = checks.some((k) => k.status === 'fail');

@@ -41,13 +41,13 @@ export function registerMaintenance(c: CliContext): void {
   program
     .command('sleep')
     .description('maintenance pass: weights, co-recall links, duplicates; proposals for the rest')
-    .option('--if-due', 'run only when the last pass is older than MNEME_SLEEP_INTERVAL_HOURS (24)')
+    .option('--if-due', 'run only when the last pass is older than sleep.interval_hours (24)')
     .option('--dry-run', 'show what would change, write nothing')
     .option('--cap <n>', 'proposals per kind per pass (default 5)', parseCap)
     .action(async (o: { ifDue?: boolean; dryRun?: boolean; cap?: number }) => {
       const dir = root();
       const now = new Date();
-      if (o.ifDue && !isDue(dir, now, c.io.env)) {
+      if (o.ifDue && !isDue(dir, now, c.settings().settings.sleep.interval_hours)) {
         c.out({ ran: false, reason: 'not due' }, () => 'sleep: not due');
         return;
       }

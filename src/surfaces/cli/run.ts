@@ -19,6 +19,8 @@ import {
 } from '../../engine/payloads.js';
 import { readInputFile } from '../input-file.js';
 import { openEngine } from '../compose.js';
+import { loadSettings, type LoadedSettings } from '../config/settings.js';
+import { registerConfig } from './config.js';
 import { registerAgentCommands } from './agent-commands.js';
 import { registerBench } from './bench.js';
 import { registerHostCommands } from './host-commands.js';
@@ -44,6 +46,7 @@ export { EXIT, type Io } from './shared.js';
 
 export interface Globals {
   json?: boolean;
+  config?: string;
   store?: string;
   db?: string;
   tenant?: string;
@@ -55,6 +58,8 @@ export interface CliContext {
   program: Command;
   globals: () => Globals;
   engine: () => Promise<Engine>;
+  /** The command's settings (config file, environment, global flags), loaded once. */
+  settings: () => LoadedSettings;
   actor: () => Actor;
   out: (json: unknown, human: () => string) => void;
 }
@@ -103,6 +108,10 @@ export function buildProgram(c: CliContext): Command {
       'Memory for coding agents that stays correct: corrected values stay corrected, forgotten ones stay gone.',
     )
     .option('--json', 'print machine-readable JSON')
+    .option(
+      '--config <file>',
+      "a config file instead of the store's config.toml (default: $MNEME_CONFIG)",
+    )
     .option('--store <dir>', 'the store directory (default: $MNEME_HOME or ~/.mneme)')
     .option(
       '--embedder <kind>',
@@ -414,22 +423,21 @@ export async function run(
   program.exitOverride();
   program.configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) });
   const globals = () => program.opts<Globals>();
+  let settings: LoadedSettings | null = null;
   const c: CliContext = {
     io,
     program,
     globals,
     engine: async () => {
       engine ??= await openEngine({
-        store: globals().store,
-        db: globals().db,
-        tenant: globals().tenant,
-        embedder: globals().embedder,
+        settings: c.settings(),
         cwd: io.cwd,
         env: io.env,
         surface: cliSurface(io.env),
       });
       return engine;
     },
+    settings: () => (settings ??= loadSettings(globals(), io.env)),
     actor: () => cliActor(io.env),
     out: (json, human) => printResult(io, globals().json, json, human),
   };
@@ -440,6 +448,7 @@ export async function run(
   registerMaintenance(c);
   registerServe(c);
   registerVectors(c);
+  registerConfig(c);
   extend?.(c);
   try {
     await program.parseAsync(argv, { from: 'user' });

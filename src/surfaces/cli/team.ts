@@ -10,10 +10,10 @@ import { createTenant, createToken } from '../compose.js';
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 export function databaseUrl(c: CliContext): string {
-  const url = c.globals().db ?? c.io.env.MNEME_DATABASE_URL;
+  const url = c.settings().settings.store.database_url;
   if (!url) {
     throw new MnemeError('invalid', 'no database given', {
-      hint: 'pass --db postgres://user@host/db or set MNEME_DATABASE_URL',
+      hint: 'pass --db postgres://user@host/db, set MNEME_DATABASE_URL, or store.database_url in a --config file',
     });
   }
   return url;
@@ -50,7 +50,7 @@ export function registerTeam(c: CliContext): void {
     )
     .option('--label <text>', 'a note to recognise the token by')
     .action(async (o: { project?: string[]; label?: string }) => {
-      const tenant = c.globals().tenant ?? c.io.env.MNEME_TENANT;
+      const tenant = c.settings().settings.store.tenant;
       if (!tenant) {
         throw new MnemeError('invalid', 'which tenant is the token for?', {
           hint: 'pass --tenant NAME',

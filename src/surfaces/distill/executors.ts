@@ -4,9 +4,11 @@
 // child gets a timeout, an output cap and MNEME_HOOKS_DISABLED=1 so its own hooks stay quiet.
 import { spawn } from 'node:child_process';
 import { MnemeError } from '../../core/errors.js';
-import { DISTILL_DEFAULTS, type DistillLimits, type Executor } from '../../engine/engine.js';
+import type { DistillLimits, Executor } from '../../engine/engine.js';
+import { EXECUTORS } from '../config/schema.js';
+import type { Settings } from '../config/settings.js';
 
-export const EXECUTORS = ['claude', 'codex', 'openai', 'command'] as const;
+export { EXECUTORS };
 export type ExecutorKind = (typeof EXECUTORS)[number];
 
 export interface DistillSettings {
@@ -15,65 +17,35 @@ export interface DistillSettings {
   timeoutMs: number;
   maxOutputBytes: number;
   model: string | null;
+  /** The openai executor's endpoint, chat model and key (openai.*). */
+  openai: { baseUrl: string; model: string | null; apiKey: string | null };
   limits: DistillLimits;
 }
 
-const int = (v: string | undefined, fallback: number, name: string): number => {
-  if (v === undefined || v === '') return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0)
-    throw new MnemeError('invalid', `${name} must be a non-negative integer, not "${v}"`);
-  return n;
-};
-
-/** Flags win over the environment; config.toml [distill] is not read yet (no TOML parser). */
-export function distillSettings(
-  env: NodeJS.ProcessEnv,
-  flags: { executor?: string; command?: string } = {},
-): DistillSettings {
-  const executor = flags.executor ?? env.MNEME_DISTILL_EXECUTOR ?? 'claude';
-  if (!(EXECUTORS as readonly string[]).includes(executor)) {
-    throw new MnemeError('invalid', `unknown distill executor "${executor}"`, {
-      hint: `use one of: ${EXECUTORS.join(', ')}`,
-    });
-  }
-  const command = flags.command ?? env.MNEME_DISTILL_COMMAND ?? null;
-  if (executor === 'command' && !command) {
+/** The distiller's settings (distill.* and openai.*: config file, environment, flags). */
+export function distillSettings(s: Settings): DistillSettings {
+  const d = s.distill;
+  if (d.executor === 'command' && !d.command) {
     throw new MnemeError('invalid', 'the command executor needs a program to run', {
-      hint: 'pass --command PROG or set MNEME_DISTILL_COMMAND',
+      hint: 'pass --command PROG, or set distill.command in config.toml (MNEME_DISTILL_COMMAND)',
     });
   }
   return {
-    executor: executor as ExecutorKind,
-    command,
-    timeoutMs: int(env.MNEME_DISTILL_TIMEOUT_MS, 180_000, 'MNEME_DISTILL_TIMEOUT_MS'),
-    maxOutputBytes: int(
-      env.MNEME_DISTILL_MAX_OUTPUT_BYTES,
-      1 << 20,
-      'MNEME_DISTILL_MAX_OUTPUT_BYTES',
-    ),
-    model: env.MNEME_DISTILL_MODEL ?? null,
+    executor: d.executor,
+    command: d.command ?? null,
+    timeoutMs: d.timeout_ms,
+    maxOutputBytes: d.max_output_bytes,
+    model: d.model ?? null,
+    openai: {
+      baseUrl: s.openai.base_url,
+      model: s.openai.model ?? null,
+      apiKey: s.openai.api_key ?? null,
+    },
     limits: {
-      maxBatchChars: int(
-        env.MNEME_DISTILL_MAX_BATCH_CHARS,
-        DISTILL_DEFAULTS.maxBatchChars,
-        'MNEME_DISTILL_MAX_BATCH_CHARS',
-      ),
-      maxRunsPerHour: int(
-        env.MNEME_DISTILL_MAX_RUNS_PER_HOUR,
-        DISTILL_DEFAULTS.maxRunsPerHour,
-        'MNEME_DISTILL_MAX_RUNS_PER_HOUR',
-      ),
-      sheetSize: int(
-        env.MNEME_DISTILL_SHEET_SIZE,
-        DISTILL_DEFAULTS.sheetSize,
-        'MNEME_DISTILL_SHEET_SIZE',
-      ),
-      maxBatches: int(
-        env.MNEME_DISTILL_MAX_BATCHES,
-        DISTILL_DEFAULTS.maxBatches,
-        'MNEME_DISTILL_MAX_BATCHES',
-      ),
+      maxBatchChars: d.max_batch_chars,
+      maxRunsPerHour: d.max_runs_per_hour,
+      sheetSize: d.sheet_size,
+      maxBatches: d.max_batches,
     },
   };
 }
@@ -134,16 +106,15 @@ export function runProgram(
   });
 }
 
-async function openaiChat(
-  prompt: string,
-  s: DistillSettings,
-  env: NodeJS.ProcessEnv,
-): Promise<string> {
-  const base = env.MNEME_OPENAI_BASE_URL ?? 'https://api.openai.com/v1';
-  const model = env.MNEME_OPENAI_MODEL ?? s.model;
-  if (!model) throw new Error('set MNEME_OPENAI_MODEL to the model the endpoint serves');
+async function openaiChat(prompt: string, s: DistillSettings): Promise<string> {
+  const base = s.openai.baseUrl;
+  const model = s.openai.model ?? s.model;
+  if (!model)
+    throw new Error(
+      'set openai.model in config.toml (or MNEME_OPENAI_MODEL) to the model the endpoint serves',
+    );
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (env.MNEME_OPENAI_API_KEY) headers.authorization = `Bearer ${env.MNEME_OPENAI_API_KEY}`;
+  if (s.openai.apiKey) headers.authorization = `Bearer ${s.openai.apiKey}`;
   const res = await fetch(`${base.replace(/\/+$/, '')}/chat/completions`, {
     method: 'POST',
     headers,
@@ -199,6 +170,6 @@ export function makeExecutor(s: DistillSettings, env: NodeJS.ProcessEnv, cwd?: s
           common,
         );
     case 'openai':
-      return (prompt) => openaiChat(prompt, s, env);
+      return (prompt) => openaiChat(prompt, s);
   }
 }

@@ -4,6 +4,7 @@
 // failure or a timeout becomes a line in the hook log.
 import fs from 'node:fs';
 import { isHost, type Host } from '../../core/transcript.js';
+import { loadSettings, type LoadedSettings } from '../config/settings.js';
 import { localRoot, type StoreFlags } from '../open.js';
 import { appendHookLog } from './hook-log.js';
 import { HOOK_EVENTS, type HookEvent } from './payload.js';
@@ -62,7 +63,7 @@ export interface HookCommand extends StoreFlags {
 }
 
 export async function hookCommand(a: HookCommand): Promise<void> {
-  const flags: StoreFlags = { store: a.store, db: a.db, tenant: a.tenant };
+  const flags: StoreFlags = { store: a.store, db: a.db, tenant: a.tenant, config: a.config };
   let root: string;
   try {
     root = localRoot(flags, a.env);
@@ -86,22 +87,35 @@ export async function hookCommand(a: HookCommand): Promise<void> {
     return;
   }
   const ev = a.event as HookEvent;
-  const limit = Number(a.env.MNEME_HOOK_TIMEOUT_MS ?? (INJECT_EVENTS.has(ev) ? 900 : 5000));
+  let settings: LoadedSettings;
+  try {
+    settings = loadSettings(flags, a.env);
+  } catch (e) {
+    // A setting refused (config.toml, environment): the log says which; the host goes on.
+    appendHookLog(root, {
+      at: new Date().toISOString(),
+      event: ev,
+      host,
+      session: null,
+      ms: 0,
+      outcome: 'error',
+      error: (e as Error).message.slice(0, 500),
+    });
+    return;
+  }
+  const limit = settings.settings.hooks.timeout_ms ?? (INJECT_EVENTS.has(ev) ? 900 : 5000);
   // The host must never wait on us for long: past the limit we log and leave, exit 0.
-  const timer = setTimeout(
-    () => {
-      appendHookLog(root, {
-        at: new Date().toISOString(),
-        event: ev,
-        host,
-        session: null,
-        ms: limit,
-        outcome: 'timeout',
-      });
-      process.exit(0);
-    },
-    Number.isFinite(limit) && limit > 0 ? limit : 900,
-  );
+  const timer = setTimeout(() => {
+    appendHookLog(root, {
+      at: new Date().toISOString(),
+      event: ev,
+      host,
+      session: null,
+      ms: limit,
+      outcome: 'timeout',
+    });
+    process.exit(0);
+  }, limit);
   try {
     const stdin = await readStdin();
     const { runHook } = await import('./run-hook.js');
@@ -111,6 +125,7 @@ export async function hookCommand(a: HookCommand): Promise<void> {
       stdin,
       env: a.env,
       ...flags,
+      settings,
       cwd: a.cwd,
     });
     if (stdout) a.stdout(stdout);

@@ -4,12 +4,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { citedIds } from '../../core/citation.js';
-import { autoInjectable, orderEntries, renderInjection } from '../../core/inject.js';
 import { messageOf, safeSessionName, type Host } from '../../core/transcript.js';
 import { MnemeError } from '../../core/errors.js';
 import type { Engine, InjectOptions } from '../../engine/engine.js';
 import { readInputFile } from '../input-file.js';
-import { archiveAt, openEngine, type SessionFiles, type SessionRef } from '../compose.js';
+import { openEngine, type SessionRef, type SessionStore } from '../compose.js';
+import { loadSettings, type LoadedSettings } from '../config/settings.js';
 import { childStore, localRoot, type StoreFlags } from '../open.js';
 import { bindProject, findRepoRoot } from '../project.js';
 import { appendHookLog, type HookRecord } from './hook-log.js';
@@ -23,6 +23,8 @@ export interface HookRun extends StoreFlags {
   host: Host;
   stdin: string;
   env: NodeJS.ProcessEnv;
+  /** The settings, when the caller loaded them (else loaded from the flags and `env`). */
+  settings?: LoadedSettings;
   /** The process cwd, used when the payload names none. */
   cwd: string;
 }
@@ -35,11 +37,6 @@ interface InjectedState {
 
 /** The largest source file a pre-edit block hashes (as the engine's own source reads). */
 const SOURCE_FILE_BYTES = 8 * 1024 * 1024;
-
-const num = (v: string | undefined, fallback: number) => {
-  const n = Number(v);
-  return v !== undefined && v !== '' && Number.isFinite(n) && n >= 0 ? n : fallback;
-};
 
 function usableDir(p: string | null): string | null {
   if (!p) return null;
@@ -64,16 +61,18 @@ export async function runHook(r: HookRun): Promise<{ stdout: string; record: Hoo
   let stdout = '';
   let engine: Engine | null = null;
   try {
-    if (r.env.MNEME_HOOKS_DISABLED === '1') {
+    const loaded = r.settings ?? loadSettings(r, r.env);
+    const settings = loaded.settings;
+    if (settings.hooks.disabled) {
       rec.outcome = 'disabled';
     } else {
       const payload = parsePayload(r.stdin);
       rec.session = payload.sessionId;
       const cwd = usableDir(payload.cwd) ?? r.cwd;
       const binding = bindProject(cwd);
-      engine = await openIndexed(r, root, binding, cwd, rec);
+      engine = await openIndexed(r, loaded, root, binding, cwd, rec);
       if (!engine) return { stdout: '', record: finish(rec, started, root) };
-      const sessions = archiveAt(root);
+      const sessions = engine.archive();
       const ref: SessionRef | null = payload.sessionId
         ? { host: r.host, session: safeSessionName(payload.sessionId) }
         : null;
@@ -89,9 +88,9 @@ export async function runHook(r: HookRun): Promise<{ stdout: string; record: Hoo
             return null;
           }
         },
-        weightFloor: num(r.env.MNEME_INJECT_WEIGHT_FLOOR, 0),
+        weightFloor: settings.inject.weight_floor,
       };
-      const ctx = { r, payload, engine, sessions, ref, cwd, root, inject, rec };
+      const ctx = { r, settings, payload, engine, sessions, ref, cwd, root, inject, rec };
       stdout = await dispatch(ctx);
     }
   } catch (e) {
@@ -117,6 +116,7 @@ function finish(rec: HookRecord, started: bigint, root: string): HookRecord {
  */
 async function openIndexed(
   r: HookRun,
+  settings: LoadedSettings,
   root: string,
   binding: ReturnType<typeof bindProject>,
   cwd: string,
@@ -128,6 +128,7 @@ async function openIndexed(
       db: r.db,
       tenant: r.tenant,
       env: r.env,
+      settings,
       binding,
       cwd,
       surface: 'agent' as const,
@@ -160,9 +161,10 @@ async function openIndexed(
 
 interface Ctx {
   r: HookRun;
+  settings: LoadedSettings['settings'];
   payload: HookPayload;
   engine: Engine;
-  sessions: SessionFiles;
+  sessions: SessionStore;
   ref: SessionRef | null;
   cwd: string;
   root: string;
@@ -186,32 +188,37 @@ async function dispatch(c: Ctx): Promise<string> {
   }
 }
 
-function rememberInjected(c: Ctx, ids: string[]) {
+async function rememberInjected(c: Ctx, ids: string[]) {
   if (!c.ref || ids.length === 0) return;
-  const st = c.sessions.readState<InjectedState>('injected', c.ref) ?? {
+  const st = (await c.sessions.readState<InjectedState>('injected', c.ref)) ?? {
     ids: [],
     cited: [],
     ignored: [],
   };
   st.ids = [...new Set([...st.ids, ...ids])];
-  c.sessions.writeState('injected', c.ref, st);
+  await c.sessions.writeState('injected', c.ref, st);
 }
 
-function injected(c: Ctx, text: string, ids: string[], extra: Record<string, unknown>): string {
+async function injected(
+  c: Ctx,
+  text: string,
+  ids: string[],
+  extra: Record<string, unknown>,
+): Promise<string> {
   if (text === '') {
     c.rec.detail = extra;
     return '';
   }
   c.rec.outcome = 'injected';
   c.rec.detail = { ...extra, ids: ids.length, bytes: Buffer.byteLength(text) };
-  rememberInjected(c, ids);
+  await rememberInjected(c, ids);
   return hookOutput(c.r.host, c.r.event, text);
 }
 
 async function sessionStart(c: Ctx): Promise<string> {
   // Sleep runs without a cron: when due, a detached `mneme sleep --if-due` does the pass.
   let sleep: Record<string, string> = {};
-  if (c.r.env.MNEME_SLEEP_AUTO !== '0' && isDue(c.root, new Date(), c.r.env)) {
+  if (c.settings.sleep.auto && isDue(c.root, new Date(), c.settings.sleep.interval_hours)) {
     const child = childStore(c.r, c.r.env);
     const args = [...child.args, 'sleep', '--if-due'];
     const { spawnDistiller } = await import('./single-flight.js'); // child_process: only when due
@@ -219,8 +226,8 @@ async function sessionStart(c: Ctx): Promise<string> {
   }
   const res = await c.engine.injectSessionStart({
     ...c.inject,
-    maxBytes: num(c.r.env.MNEME_INJECT_MAX_BYTES, 8192),
-    maxLines: num(c.r.env.MNEME_INJECT_MAX_LINES, 80),
+    maxBytes: c.settings.inject.max_bytes,
+    maxLines: c.settings.inject.max_lines,
   });
   return injected(c, res.text, res.ids, {
     candidates: res.candidates,
@@ -237,8 +244,8 @@ async function preToolUse(c: Ctx): Promise<string> {
   for (const file of c.payload.filePaths) {
     const res = await c.engine.injectFile(path.resolve(c.cwd, file), {
       ...c.inject,
-      maxBytes: num(c.r.env.MNEME_FILE_INJECT_MAX_BYTES, 2048),
-      maxLines: num(c.r.env.MNEME_FILE_INJECT_MAX_LINES, 12),
+      maxBytes: c.settings.inject.file_max_bytes,
+      maxLines: c.settings.inject.file_max_lines,
     });
     if (res.text !== '') return injected(c, res.text, res.ids, { tool: c.payload.toolName, file });
   }
@@ -247,51 +254,20 @@ async function preToolUse(c: Ctx): Promise<string> {
 }
 
 async function promptSubmit(c: Ctx): Promise<string> {
-  if (c.r.env.MNEME_PROMPT_HOOK !== '1') {
+  if (!c.settings.hooks.prompt) {
     c.rec.outcome = 'disabled';
-    c.rec.detail = { hint: 'set MNEME_PROMPT_HOOK=1 to recall on each prompt' };
+    c.rec.detail = {
+      hint: 'set hooks.prompt = true in config.toml (or MNEME_PROMPT_HOOK=1) to recall on each prompt',
+    };
     return '';
   }
   const prompt = c.payload.prompt ?? '';
   if (prompt.trim() === '') return '';
-  const floor = num(c.r.env.MNEME_PROMPT_SCORE_FLOOR, 1);
-  const res = await c.engine.recall(prompt.slice(0, 2000), { limit: 3, logUsage: false });
-  const now = c.engine.now();
-  const entries = [];
-  for (const x of res.results) {
-    if (x.score < floor) continue;
-    const v = await c.engine.current(x.id);
-    if (!v) continue;
-    // The same predicate as every other unasked injection (bound memories fail closed here).
-    const ok = autoInjectable(v, {
-      scopes: c.engine.scopes,
-      now,
-      weight: 1,
-      weightFloor: c.inject.weightFloor ?? 0,
-      freshness: v.source ? 'missing' : 'unbound',
-      // recall served it, so it matched no tombstone of a scope this binding reads
-      rejectedHere: false,
-    });
-    if (ok)
-      entries.push({
-        id: v.id,
-        type: v.type,
-        trust: v.trust,
-        abstract: v.abstract,
-        recorded_at: v.recorded_at,
-      });
-  }
-  const { text, ids } = renderInjection(orderEntries(entries), {
-    maxBytes: 2048,
-    maxLines: 8,
-    title: 'recalled for this prompt',
+  const res = await c.engine.injectPrompt(prompt, {
+    ...c.inject,
+    scoreFloor: c.settings.hooks.prompt_score_floor,
   });
-  if (ids.length > 0) {
-    await c.engine.recordUsage([
-      { at: now, kind: 'inject', ids, actor: 'hook', query: prompt.slice(0, 200) },
-    ]);
-  }
-  return injected(c, text, ids, { results: res.results.length });
+  return injected(c, res.text, res.ids, { results: res.candidates });
 }
 
 async function archiveAndDistill(c: Ctx): Promise<void> {
@@ -300,7 +276,7 @@ async function archiveAndDistill(c: Ctx): Promise<void> {
   const checked = checkTranscript(c.payload.transcriptPath, c.cwd);
   if ('problem' in checked) throw new Error(checked.problem);
   const binding = c.engine.binding;
-  c.sessions.writeState('sessions', c.ref, {
+  await c.sessions.writeState('sessions', c.ref, {
     host: c.r.host,
     session: c.ref.session,
     sessionId: c.payload.sessionId,
@@ -310,7 +286,7 @@ async function archiveAndDistill(c: Ctx): Promise<void> {
     transcript: checked.file,
     updated_at: new Date().toISOString(),
   });
-  const inc = archiveIncrement(c.sessions, c.ref, checked.file);
+  const inc = await archiveIncrement(c.sessions, c.ref, checked.file);
   const detail: Record<string, unknown> = { archived: inc ? inc.lines.length : 0 };
   if (inc) {
     c.rec.outcome = 'archived';
@@ -351,7 +327,7 @@ async function recordCitations(c: Ctx, lines: string[], detail: Record<string, u
     .filter((m) => m?.role === 'assistant')
     .map((m) => m!.text)
     .join('\n');
-  const st = c.sessions.readState<InjectedState>('injected', ref) ?? {
+  const st = (await c.sessions.readState<InjectedState>('injected', ref)) ?? {
     ids: [],
     cited: [],
     ignored: [],
@@ -373,7 +349,7 @@ async function recordCitations(c: Ctx, lines: string[], detail: Record<string, u
   await c.engine.recordUsage(events);
   st.cited = [...new Set([...st.cited, ...cited])];
   st.ignored = [...new Set([...st.ignored, ...ignored])];
-  c.sessions.writeState('injected', ref, st);
+  await c.sessions.writeState('injected', ref, st);
   detail.cited = cited.length;
   detail.ignored = ignored.length;
 }

@@ -51,12 +51,12 @@ function looksLikeJsonl(file: string): boolean {
   return head === '' || head.startsWith('{');
 }
 
-export function archiveIncrement(
+export async function archiveIncrement(
   sessions: SessionStore,
   ref: SessionRef,
   file: string,
-): { lines: string[]; from: number; to: number; reset: boolean } | null {
-  const wm = sessions.readState<Watermark>('watermarks', ref);
+): Promise<{ lines: string[]; from: number; to: number; reset: boolean } | null> {
+  const wm = await sessions.readState<Watermark>('watermarks', ref);
   let start = wm && wm.file === file && Number.isInteger(wm.bytes) ? wm.bytes : 0;
   const fd = fs.openSync(file, 'r');
   try {
@@ -75,8 +75,8 @@ export function archiveIncrement(
     if (end < 0) return null;
     const text = buf.subarray(0, end + 1).toString('utf8');
     const lines = text.split('\n').filter((l) => l.trim() !== '');
-    const range = sessions.appendArchive(ref, lines);
-    sessions.writeState('watermarks', ref, {
+    const range = await sessions.appendArchive(ref, lines);
+    await sessions.writeState('watermarks', ref, {
       bytes: start + end + 1,
       lines: (reset ? 0 : (wm?.lines ?? 0)) + lines.length,
       file,

@@ -14,7 +14,6 @@ import {
 } from '../../engine/payloads.js';
 import { apiActor, surfaceOf } from './auth.js';
 import { BODIES, recallFromQuery } from './bodies.js';
-import { browse } from './browse.js';
 import type { AppOptions, HttpEnv } from './context.js';
 import { OPENAPI } from './openapi.js';
 import { resolveProject, type ProjectChoice } from './project-param.js';
@@ -120,19 +119,15 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
   });
 
   api.get('/memories', async (c) => {
-    const { engine, choice } = bound(c);
+    const { engine } = bound(c);
     const q = c.req.query();
-    const memories = await browse(
-      engine,
-      {
-        type: q.type || undefined,
-        trust: q.trust || undefined,
-        status: q.status || undefined,
-        freshness: q.freshness || undefined,
-        limit: intParam(q.limit, 'limit', 500),
-      },
-      choice.root,
-    );
+    const memories = await engine.browse({
+      type: q.type || undefined,
+      trust: q.trust || undefined,
+      status: q.status || undefined,
+      freshness: q.freshness || undefined,
+      limit: intParam(q.limit, 'limit', 500),
+    });
     return c.json({ memories });
   });
 

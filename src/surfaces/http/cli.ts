@@ -5,7 +5,6 @@
 import { MnemeError } from '../../core/errors.js';
 import { agentSessionMarker } from '../agent-env.js';
 import type { CliContext } from '../cli/run.js';
-import { storeTarget } from '../open.js';
 import type { DbServeOptions, RunningServer, ServeOptions } from './server.js';
 
 const DEFAULT_PORT = 7411;
@@ -49,12 +48,13 @@ export function registerServe(c: CliContext): void {
     )
     .addHelpText(
       'after',
-      '\nWith --db postgres://… (or $MNEME_DATABASE_URL) the server is stateless: tokens come from\n' +
+      '\nWith --db postgres://… (or store.database_url, docs/configuration.md) the server is stateless: tokens come from\n' +
         'the database (`mneme token create`), every request needs one, and there is no dashboard.',
     )
     .action(async (o: { port: number; host: string; tokenFile?: string }) => {
-      const g = c.globals();
-      const db = g.db ?? (g.store ? undefined : io.env.MNEME_DATABASE_URL);
+      const settings = c.settings();
+      const db =
+        settings.storeKind === 'postgres' ? settings.settings.store.database_url : undefined;
       if (db) {
         if (o.tokenFile)
           throw new MnemeError('invalid', '--token-file does not apply with --db', {
@@ -62,6 +62,7 @@ export function registerServe(c: CliContext): void {
           });
         const server = await startDbServer({
           db,
+          settings,
           host: o.host,
           port: o.port,
           log: (l) => io.stderr(`${l}\n`),
@@ -74,7 +75,7 @@ export function registerServe(c: CliContext): void {
         return;
       }
       const server = await startServer({
-        store: c.globals().store,
+        settings,
         cwd: io.cwd,
         env: io.env,
         host: o.host,
@@ -103,12 +104,13 @@ export function registerServe(c: CliContext): void {
         );
       // The dashboard serves the embedded store: with --db it would show a store the flags did
       // not name, so it refuses (as `serve --db` has no dashboard).
-      if (storeTarget(c.globals(), io.env).kind === 'postgres')
+      const settings = c.settings();
+      if (settings.storeKind === 'postgres')
         throw new MnemeError('invalid', 'the dashboard runs on the embedded store, not with --db', {
           hint: 'run `mneme ui` without --db (or $MNEME_DATABASE_URL) for a local store',
         });
       const server = await startServer({
-        store: c.globals().store,
+        settings,
         cwd: io.cwd,
         env: io.env,
         host: '127.0.0.1',

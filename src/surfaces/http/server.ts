@@ -6,6 +6,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { MnemeError } from '../../core/errors.js';
 import type { Clock } from '../../core/time.js';
 import { composeServedStore, composeServedTenants, type Database, type Store } from '../compose.js';
+import { loadSettings, type LoadedSettings, type Settings } from '../config/settings.js';
 import { mnemeVersion } from '../install-root.js';
 import { createApp, type AppOptions } from './app.js';
 import { isLoopback, tokenFileResolver, type Caller, type TokenResolver } from './auth.js';
@@ -14,6 +15,8 @@ import { Sessions } from './session.js';
 
 export interface ServeOptions {
   store?: string;
+  /** The command's settings (else loaded from `store` and `env`). */
+  settings?: LoadedSettings;
   cwd: string;
   env: NodeJS.ProcessEnv;
   host?: string;
@@ -43,6 +46,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     });
   const served = await composeServedStore({
     store: o.store,
+    settings: o.settings,
     cwd: o.cwd,
     env: o.env,
     clock: o.clock,
@@ -61,7 +65,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     version: mnemeVersion(),
     log: o.log,
   });
-  const { url, stop } = await listen(app, host, o.port, slowClientLimits(o.env));
+  const { url, stop } = await listen(app, host, o.port, slowClientLimits(served.settings));
   return {
     url,
     sessions,
@@ -74,14 +78,12 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
 }
 
 /**
- * Slow clients are cut off: request headers must arrive within 10 s and a whole request within
- * 60 s (MNEME_HTTP_HEADERS_TIMEOUT_MS / MNEME_HTTP_REQUEST_TIMEOUT_MS override them).
+ * Slow clients are cut off: request headers must arrive within serve.headers_timeout_ms (10 s)
+ * and a whole request within serve.request_timeout_ms (60 s).
  */
-export function slowClientLimits(env: NodeJS.ProcessEnv = process.env) {
-  const num = (v: string | undefined, d: number) =>
-    Number.isInteger(Number(v)) && Number(v) > 0 ? Number(v) : d;
-  const headersTimeout = num(env.MNEME_HTTP_HEADERS_TIMEOUT_MS, 10_000);
-  const requestTimeout = Math.max(headersTimeout, num(env.MNEME_HTTP_REQUEST_TIMEOUT_MS, 60_000));
+export function slowClientLimits(s: Settings) {
+  const headersTimeout = s.serve.headers_timeout_ms;
+  const requestTimeout = Math.max(headersTimeout, s.serve.request_timeout_ms);
   return {
     headersTimeout,
     requestTimeout,
@@ -92,8 +94,8 @@ export function slowClientLimits(env: NodeJS.ProcessEnv = process.env) {
 async function listen(
   app: ReturnType<typeof createApp>,
   host: string,
-  wanted?: number,
-  limits = slowClientLimits(),
+  wanted: number | undefined,
+  limits: ReturnType<typeof slowClientLimits>,
 ) {
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve(
@@ -116,8 +118,10 @@ async function listen(
 }
 
 export interface DbServeOptions {
-  /** postgres://… (or MNEME_DATABASE_URL, resolved by the caller). */
+  /** postgres://… (or store.database_url, resolved by the caller). */
   db: string;
+  /** The command's settings (else the environment's). */
+  settings?: LoadedSettings;
   host?: string;
   port?: number;
   poolSize?: number;
@@ -139,7 +143,13 @@ export interface RunningDbServer {
  */
 export async function startDbServer(o: DbServeOptions): Promise<RunningDbServer> {
   const host = o.host ?? '127.0.0.1';
-  const served = await composeServedTenants({ db: o.db, poolSize: o.poolSize, clock: o.clock });
+  const settings = o.settings ?? loadSettings({}, process.env, { storeFile: false });
+  const served = await composeServedTenants({
+    db: o.db,
+    poolSize: o.poolSize,
+    clock: o.clock,
+    settings,
+  });
   const tokenOf = (caller: Caller) => {
     if (caller.kind !== 'token')
       throw new MnemeError('refused', 'this server serves tenants: a bearer token is required', {
@@ -174,7 +184,7 @@ export async function startDbServer(o: DbServeOptions): Promise<RunningDbServer>
   };
   let stop: (() => Promise<void>) | null = null;
   try {
-    const l = await listen(createApp(opts), host, o.port);
+    const l = await listen(createApp(opts), host, o.port, slowClientLimits(settings.settings));
     stop = l.stop;
     return {
       url: l.url,

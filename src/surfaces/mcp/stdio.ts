@@ -1,7 +1,8 @@
 // `mneme mcp`: the MCP server over stdio. The project is bound once, from the directory the
 // client started us in; stdout belongs to the protocol, so diagnostics go to stderr only.
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { openArchive, openEngine } from '../compose.js';
+import { openEngine } from '../compose.js';
+import { loadSettings } from '../config/settings.js';
 import type { StoreFlags } from '../open.js';
 import { createMcpServer } from './server.js';
 
@@ -15,18 +16,19 @@ export interface StdioOptions extends StoreFlags {
 
 /** Serves until the client closes stdin; resolves when the server has shut down. */
 export async function serveStdio(o: StdioOptions): Promise<void> {
-  const flags = { store: o.store, db: o.db, tenant: o.tenant };
+  const flags = { store: o.store, db: o.db, tenant: o.tenant, config: o.config };
+  const settings = loadSettings({ ...flags, embedder: o.embedder }, o.env);
   const engine = await openEngine({
     ...flags,
-    embedder: o.embedder,
+    settings,
     cwd: o.cwd,
     env: o.env,
     surface: 'agent',
   });
   const server = createMcpServer(engine, {
-    session: o.env.MNEME_SESSION || undefined,
+    session: settings.settings.mcp.session,
     // The session archive the hooks keep for this same store (trace resolves provenance in it).
-    sessions: openArchive(flags, o.env),
+    sessions: engine.archive(),
     onInternalError: (e) => o.stderr(`mneme mcp: internal error: ${(e as Error).stack ?? e}\n`),
   });
   const transport = new StdioServerTransport();

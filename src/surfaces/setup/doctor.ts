@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Engine } from '../../engine/engine.js';
 import { peekIndexSeq } from '../compose.js';
+import { sourceText, type LoadedSettings } from '../config/settings.js';
 import { mnemeBin, mnemeVersion } from '../install-root.js';
 import { readTomlBlock, wiredEvents, SERVER_NAME, type Json, type JsonObject } from './edits.js';
 import { hookSpecs, targets, type Host } from './hosts.js';
@@ -25,6 +26,8 @@ export interface DoctorDeps {
   home: string;
   project: string;
   storeDir: string;
+  /** The settings the product uses for this store (distill.executor and the rest). */
+  settings: LoadedSettings;
   /** --store as given, passed on to the spawned MCP server. */
   storeFlag?: string;
   openEngine: () => Promise<Engine>;
@@ -241,23 +244,6 @@ async function mcpRoundTrip(d: DoctorDeps): Promise<Check> {
   }
 }
 
-/** `[distill]` keys from config.toml (only simple `key = "value"` lines are read). */
-function distillConfig(storeDir: string): Record<string, string> {
-  const text = readOr(path.join(storeDir, 'config.toml'));
-  const out: Record<string, string> = {};
-  let inDistill = false;
-  for (const line of text.split('\n')) {
-    const sec = /^\s*\[([^\]]+)\]\s*$/.exec(line);
-    if (sec) {
-      inDistill = sec[1]!.trim() === 'distill';
-      continue;
-    }
-    const kv = /^\s*([A-Za-z_]+)\s*=\s*"([^"]*)"\s*(#.*)?$/.exec(line);
-    if (inDistill && kv) out[kv[1]!] = kv[2]!;
-  }
-  return out;
-}
-
 export function onPath(program: string, env: NodeJS.ProcessEnv): boolean {
   if (program.includes('/')) return fs.existsSync(program);
   return (env.PATH ?? '').split(path.delimiter).some((dir) => {
@@ -272,18 +258,9 @@ export function onPath(program: string, env: NodeJS.ProcessEnv): boolean {
 }
 
 function executorCheck(d: DoctorDeps): Check {
-  const cfg = distillConfig(d.storeDir);
-  const executor = d.env.MNEME_DISTILL_EXECUTOR || cfg.executor;
-  const command = d.env.MNEME_DISTILL_COMMAND || cfg.command;
-  const from = d.env.MNEME_DISTILL_EXECUTOR ? 'MNEME_DISTILL_EXECUTOR' : 'config.toml [distill]';
-  if (!executor && !command)
-    return {
-      check: 'distiller',
-      status: 'warn',
-      detail: 'no executor configured: sessions are archived but not distilled into memories',
-      fix: 'set MNEME_DISTILL_EXECUTOR=claude|codex|openai|command (or [distill] executor in config.toml)',
-    };
-  const kind = executor ?? 'command';
+  // The same settings the distiller reads (config file, environment, default claude).
+  const { executor: kind, command } = d.settings.settings.distill;
+  const from = sourceText(d.settings.sources['distill.executor']!);
   const program =
     kind === 'claude'
       ? 'claude'
@@ -303,7 +280,7 @@ function executorCheck(d: DoctorDeps): Check {
       check: 'distiller',
       status: 'fail',
       detail: `executor "${kind}" needs a command`,
-      fix: 'set MNEME_DISTILL_COMMAND (or [distill] command) to the program to run',
+      fix: 'set distill.command in config.toml (or MNEME_DISTILL_COMMAND) to the program to run',
     };
   return onPath(program, d.env)
     ? {
@@ -313,9 +290,13 @@ function executorCheck(d: DoctorDeps): Check {
       }
     : {
         check: 'distiller',
-        status: 'fail',
-        detail: `executor ${kind} (from ${from}): \`${program}\` is not on PATH`,
-        fix: `install ${program} or point MNEME_DISTILL_COMMAND at it`,
+        // The default executor the person never chose: sessions are archived, not distilled.
+        status: from === 'default' ? 'warn' : 'fail',
+        detail: `executor ${kind} (from ${from}): \`${program}\` is not on PATH${from === 'default' ? ': sessions are archived but not distilled' : ''}`,
+        fix:
+          kind === 'command'
+            ? `install ${program} or point distill.command (MNEME_DISTILL_COMMAND) at it`
+            : `install ${program}, or choose another distill.executor (docs/configuration.md)`,
       };
 }
 

@@ -9,7 +9,6 @@ import { MnemeError } from '../../../core/errors.js';
 import { isMemoryId } from '../../../core/ids.js';
 import { handle } from '../../../core/revision.js';
 import type { Actor } from '../../../core/types.js';
-import { browse } from '../browse.js';
 import type { AppOptions, HttpEnv } from '../context.js';
 import { errorBody } from '../errors.js';
 import { resolveProject } from '../project-param.js';
@@ -123,7 +122,7 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
           (!filters.status || r.status === filters.status),
       );
     } else {
-      rows = await browse(e, { ...filters, limit: 200 }, choice.root);
+      rows = await e.browse({ ...filters, limit: 200 });
     }
     return c.html(
       browserPage({

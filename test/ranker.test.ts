@@ -1,15 +1,33 @@
-// The lexical ranker's pure parts: time windows named by queries, feedback terms, proximity.
+// The ranking model's pure parts: time windows named by queries, feedback terms, the index
+// tokens, BM25 and its narrowing, the re-ranking factors, moment support.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { feedbackTerms, momentSupport } from '../src/core/ranking.js';
+import {
+  BM25_IDF_FLOOR,
+  DEFAULT_RANKING,
+  bm25,
+  bm25Idf,
+  leftOutScore,
+  countTokens,
+  feedbackTerms,
+  momentSupport,
+  narrowTerms,
+  narrowingPlan,
+  rankCandidates,
+  rankingModel,
+  scoreCandidate,
+  tokenCount,
+  type LexicalFeatures,
+} from '../src/core/ranking.js';
 import {
   STOP_WORDS,
   asksForSeveral,
   contentTerms,
   ftsMatchExpression,
+  indexText,
   queryTerms,
   timeWindow,
-  withProximity,
+  uniqueTerms,
 } from '../src/core/text.js';
 
 const now = '2023-06-30T12:00:00.000Z';
@@ -40,13 +58,145 @@ test('feedback terms are words the best matches share, never the query or stop w
   assert.ok(!terms.includes('violin') && !terms.includes('the'));
 });
 
-test('proximity groups render as NEAR next to the plain terms', () => {
-  const terms = queryTerms('red bicycle commute');
-  assert.equal(
-    ftsMatchExpression(withProximity(terms, 5)),
-    '"red" OR "bicycle" OR "commute" OR NEAR("red" "bicycle", 5) OR NEAR("bicycle" "commute", 5)',
+test('a text is indexed and searched as the same stemmed tokens', () => {
+  assert.equal(indexText('Deploying to Production, naïvely!'), 'deploi to product naiv');
+  assert.equal(indexText('東京 tower2 x_y'), '東 京 tower2 x y');
+  // The query side is the same tokenizer: its stems match the indexed ones.
+  const terms = queryTerms('deployed production 東京');
+  assert.equal(ftsMatchExpression(terms), '"deploi" OR "product" OR "東 京"');
+  // Two words with one stem are one term (both indexes would count it once).
+  assert.deepEqual(
+    uniqueTerms(queryTerms('deploy deploys deployed')).map((t) => t.text),
+    ['deploy'],
   );
-  assert.equal(ftsMatchExpression(terms), '"red" OR "bicycle" OR "commute"');
+  assert.equal(ftsMatchExpression(queryTerms('!!!')), null);
+});
+
+test('a token text counts words and phrases only at token boundaries', () => {
+  const text = 'deploi product deploi prod 東 京 東';
+  assert.equal(countTokens(text, ['deploi']), 2);
+  assert.equal(countTokens(text, ['prod']), 1, 'a prefix of a longer token is not a match');
+  assert.equal(countTokens(text, ['東', '京']), 1);
+  assert.equal(countTokens(text, ['京', '東']), 1);
+  assert.equal(countTokens('', ['x']), 0);
+  assert.equal(tokenCount(text), 7);
+  assert.equal(tokenCount(''), 0);
+});
+
+test('BM25: rarer terms weigh more, the abstract more than the body, longer rows less', () => {
+  const stats = { rows: 100, tokens: 1000 };
+  assert.ok(bm25Idf(100, 1) > bm25Idf(100, 30));
+  assert.equal(bm25Idf(100, 80), BM25_IDF_FLOOR, 'a term in most rows still counts a little');
+  const idf = [bm25Idf(100, 5)];
+  const m = DEFAULT_RANKING;
+  const inAbstract: LexicalFeatures = { length: 10, tf: [[1, 0, 0]] };
+  const inBody: LexicalFeatures = { length: 10, tf: [[0, 1, 0]] };
+  const inLongBody: LexicalFeatures = { length: 100, tf: [[0, 1, 0]] };
+  const absent: LexicalFeatures = { length: 10, tf: [[0, 0, 0]] };
+  assert.ok(bm25(inAbstract, idf, stats, m) > bm25(inBody, idf, stats, m));
+  assert.ok(bm25(inBody, idf, stats, m) > bm25(inLongBody, idf, stats, m));
+  assert.equal(bm25(absent, idf, stats, m), 0);
+  // The field weights are the model's: a variant with equal weights ranks the two the same.
+  const flat = rankingModel({ abstractWeight: 1 });
+  assert.equal(bm25(inAbstract, idf, stats, flat), bm25(inBody, idf, stats, flat));
+});
+
+test('narrowing keeps the rarest terms within each budget, widening to every term', () => {
+  const m = DEFAULT_RANKING;
+  // "deploy" is rare, "production" and "server" are common.
+  const df = [20, 900, 400];
+  const phrase = [false, false, false];
+  assert.deepEqual(narrowTerms(df, phrase, 150), [0]);
+  assert.deepEqual(narrowTerms(df, phrase, 800), [0, 2]);
+  assert.equal(narrowTerms(df, phrase, 3000), null, 'everything fits: no narrowing');
+  assert.deepEqual(narrowingPlan(df, phrase, 10, m), [[0], [0, 2], null]);
+  // Feedback (want 0) only ever tries the first budget.
+  assert.deepEqual(narrowingPlan(df, phrase, 0, m), [[0]]);
+  // A phrase counts as rare: never left out.
+  assert.deepEqual(narrowTerms([20, 900, 400], [false, true, false], 150), [0, 1]);
+  // A narrowed query that cannot find `want` rows is not run: its terms hold too few rows…
+  assert.deepEqual(narrowingPlan(df, phrase, 100, m), [[0, 2], null]);
+  // …or the store does.
+  assert.deepEqual(narrowingPlan(df, phrase, 100, m, 50), [null]);
+  // A store small enough for every term is never narrowed.
+  assert.deepEqual(narrowingPlan([3, 4], [false, false], 10, m), [null]);
+});
+
+test('ranking candidates: a narrowed cut adds the left-out terms; ties go to the smaller id', () => {
+  const stats = { rows: 1000, tokens: 20000 };
+  const idf = [bm25Idf(1000, 10), bm25Idf(1000, 300)];
+  const m = rankingModel({ narrowCandidates: 2 });
+  const c = (id: string, tf: [number, number, number][], length = 20) => ({
+    id,
+    rev: 1,
+    features: { length, tf } as LexicalFeatures,
+  });
+  const cands = [
+    c('a', [
+      [0, 1, 0],
+      [0, 0, 0],
+    ]),
+    c('b', [
+      [0, 1, 0],
+      [1, 0, 0],
+    ]), // rare and common: best once the common term is counted
+    c(
+      'c',
+      [
+        [0, 1, 0],
+        [0, 0, 0],
+      ],
+      10,
+    ), // shorter: best on the rare term alone
+    c('d', [
+      [0, 1, 0],
+      [0, 0, 0],
+    ]), // ties with a
+  ];
+  const full = rankCandidates(cands, null, idf, stats, m, 4).map((x) => x.id);
+  assert.deepEqual(full, ['b', 'c', 'a', 'd']);
+  // Narrowed to the rare term, the cut (narrowCut: max(2 × limit, 2) = 2) keeps the best 2 by
+  // it — c, then a over d by id — so b, best over every term, is not among them…
+  const narrowed = rankCandidates(cands, [0], idf, stats, m, 1);
+  assert.deepEqual(
+    narrowed.map((x) => x.id),
+    ['c'],
+  );
+  assert.equal(rankCandidates(cands, null, idf, stats, m, 1)[0]!.id, 'b');
+  // …and with room for all, the left-out common term puts b back on top: it counts as its idf
+  // times the weight of the heaviest field holding it (the abstract).
+  const wide = rankCandidates(cands, [0], idf, stats, m, 4);
+  assert.deepEqual(
+    wide.map((x) => x.id),
+    full,
+  );
+  const b = cands[1]!;
+  assert.equal(
+    wide[0]!.score,
+    bm25(b.features, idf, stats, m, [0]) + leftOutScore([1, 0, 0], idf[1]!, m),
+  );
+  assert.equal(leftOutScore([1, 0, 0], 2, m), 2 * m.abstractWeight);
+  assert.equal(leftOutScore([0, 3, 1], 2, m), 2 * m.extraWeight, 'the heaviest field holding it');
+  assert.equal(leftOutScore([0, 0, 0], 2, m), 0);
+});
+
+test('re-ranking: weight, recency and trust are bounded factors of the model', () => {
+  const nowMs = Date.parse(now);
+  const base = { relevance: 2, weight: 1, recordedAt: now, trust: 'claimed' as const };
+  const fresh = scoreCandidate(base, nowMs);
+  assert.equal(fresh.score, 2 * 1 * 1 * DEFAULT_RANKING.trustFactors[1]!);
+  const old = scoreCandidate({ ...base, recordedAt: '2022-12-30T12:00:00.000Z' }, nowMs);
+  assert.ok(old.recency < 1 && old.recency > DEFAULT_RANKING.recencyFloor);
+  // Feedback weight is clamped: a huge weight cannot drown relevance.
+  assert.equal(scoreCandidate({ ...base, weight: 50 }, nowMs).weight, DEFAULT_RANKING.weightMax);
+  assert.equal(scoreCandidate({ ...base, weight: 0 }, nowMs).weight, DEFAULT_RANKING.weightMin);
+  // A variant model changes the factor; the default is untouched (no shared state).
+  const flat = rankingModel({ recencyFloor: 1 });
+  assert.equal(
+    scoreCandidate({ ...base, recordedAt: '2020-01-01T00:00:00.000Z' }, nowMs, flat).recency,
+    1,
+  );
+  assert.ok(scoreCandidate({ ...base, recordedAt: '2020-01-01T00:00:00.000Z' }, nowMs).recency < 1);
 });
 
 test('a question is searched by what it is about, not by the shape of its answer', () => {

@@ -10,11 +10,13 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { MnemeError } from '../../src/core/errors.js';
+import { rankingModel, type RankingModel } from '../../src/core/ranking.js';
 import { projectScope } from '../../src/core/scope.js';
 import type { Clock } from '../../src/core/time.js';
 import type { Actor } from '../../src/core/types.js';
 import type { Engine } from '../../src/engine/engine.js';
-import { openEngine } from '../../src/surfaces/compose.js';
+import { createTenant, openEngine } from '../../src/surfaces/compose.js';
+import pg from 'pg';
 
 export const BENCH_ACTOR: Actor = { kind: 'human', surface: 'cli' };
 export const BENCH_BINDING = { project: projectScope('bench:fixed', 'bench'), identity: 'bench' };
@@ -66,17 +68,24 @@ export async function freshStore(opts: {
   dir?: string;
   /** Turns the vector arm on with this embedder (bench --vector; configured by MNEME_EMBED_*). */
   vector?: string;
+  /** A variant of the ranking model (bench --ranker key=value, for ablations). */
+  ranker?: Partial<RankingModel>;
+  /** A Postgres database (bench --db URL): a fresh tenant in it instead of a files store. */
+  db?: string;
 }) {
   const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-bench-'));
+  const pgTenant = opts.db ? await freshTenant(opts.db) : null;
   const engine = await openEngine({
     store: dir,
     cwd: dir,
+    ...(pgTenant ? { db: opts.db!, tenant: pgTenant } : {}),
     binding: BENCH_BINDING,
     surface: 'human',
     ...(opts.clock ? { clock: opts.clock } : {}),
-    // Always the embedded store in the temp directory, whatever the caller's environment says.
+    // The embedded store in the temp directory unless --db, whatever the caller's environment says.
     env: { ...process.env, MNEME_DATABASE_URL: '', MNEME_DURABLE: opts.durable ? '1' : '0' },
     embedder: opts.vector ?? 'off',
+    ranking: rankingModel(opts.ranker),
   });
   let closed = false;
   const close = async () => {
@@ -90,8 +99,35 @@ export async function freshStore(opts: {
     dispose: async () => {
       await close();
       fs.rmSync(dir, { recursive: true, force: true });
+      if (pgTenant) await dropTenant(opts.db!, pgTenant);
     },
   };
+}
+
+/** A new tenant (`bench-<random>`) in a Postgres database, migrated first. */
+async function freshTenant(url: string): Promise<string> {
+  const name = `bench-${crypto.randomBytes(6).toString('hex')}`;
+  await createTenant(url, name);
+  return name;
+}
+
+/** Deletes a bench tenant's rows from every table keyed by tenant (the tenant row last). */
+async function dropTenant(url: string, tenant: string): Promise<void> {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const { rows } = await pool.query<{ t: string }>(
+      `SELECT table_name AS t FROM information_schema.columns
+       WHERE column_name = 'tenant_id' AND table_schema = current_schema()`,
+    );
+    const last = ['revisions', 'memories', 'tenants'];
+    const tables = [...rows.map((r) => r.t).filter((t) => !last.includes(t)), ...last];
+    for (const t of tables) {
+      const key = t === 'tenants' ? 'name' : 'tenant_id';
+      await pool.query(`DELETE FROM ${t} WHERE ${key} = $1`, [tenant]);
+    }
+  } finally {
+    await pool.end();
+  }
 }
 
 export function gitCommit(cwd = process.cwd()): string | null {

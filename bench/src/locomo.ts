@@ -2,7 +2,7 @@
 // with speaker, dia_id and session date; each question asked through Engine.recall and scored
 // by dialog-level evidence recall@k. Malformed or unknown evidence ids are counted, not fatal.
 import { MnemeError } from '../../src/core/errors.js';
-import type { RankerOptions } from '../../src/core/ranking.js';
+import type { RankingModel } from '../../src/core/ranking.js';
 import {
   BENCH_ACTOR,
   embedAll,
@@ -44,7 +44,7 @@ export interface LocomoConfig {
   granularity?: 'turn' | 'session';
   /** Turn granularity: neighbouring turns on each side written into the body as context. */
   context?: number;
-  ranker?: Partial<RankerOptions>;
+  ranker?: Partial<RankingModel>;
   durable?: boolean;
   /** The vector arm's embedder kind (hash, openai, …; off when absent); every revision is embedded before asking. */
   vector?: string;
@@ -108,6 +108,7 @@ export async function runLocomo(
     const bench = await freshStore({
       durable: cfg.durable ?? false,
       clock: () => clockAt,
+      ranker: cfg.ranker,
       ...(cfg.vector ? { vector: cfg.vector } : {}),
     });
     try {
@@ -154,7 +155,6 @@ export async function runLocomo(
         const r = await bench.engine.recall(String(qa.question), {
           limit: 200,
           logUsage: false,
-          ranker: cfg.ranker,
         });
         recallMs.push(Number(process.hrtime.bigint() - t0) / 1e6);
         const ranked = dedupe(r.results.map((x) => keyOf.get(x.id)!).filter(Boolean));

@@ -2,7 +2,7 @@
 // engine.apply as an `event` memory dated by its session, the question asked through
 // Engine.recall, and the ranked sessions scored (README of the bench data).
 import { MnemeError } from '../../src/core/errors.js';
-import type { RankerOptions } from '../../src/core/ranking.js';
+import type { RankingModel } from '../../src/core/ranking.js';
 import {
   BENCH_ACTOR,
   embedAll,
@@ -55,10 +55,12 @@ interface Question {
 export interface LmeConfig {
   limit?: number;
   passageBytes?: number;
-  ranker?: Partial<RankerOptions>;
+  ranker?: Partial<RankingModel>;
   durable?: boolean;
   /** The vector arm's embedder kind (hash, openai, …; off when absent); every revision is embedded before asking. */
   vector?: string;
+  /** Run on Postgres: a fresh tenant per question in this database (else a files store). */
+  db?: string;
 }
 
 function checkShape(json: unknown, file: string): Question[] {
@@ -109,6 +111,8 @@ export async function runLongMemEval(
     const bench = await freshStore({
       durable: cfg.durable ?? false,
       clock: () => clockAt,
+      ranker: cfg.ranker,
+      ...(cfg.db ? { db: cfg.db } : {}),
       ...(cfg.vector ? { vector: cfg.vector } : {}),
     });
     try {
@@ -138,7 +142,6 @@ export async function runLongMemEval(
       const r = await bench.engine.recall(q.question, {
         limit: 200,
         logUsage: false,
-        ranker: cfg.ranker,
       });
       recallMs.push(Number(process.hrtime.bigint() - t0) / 1e6);
       const ranked = dedupe(r.results.map((x) => keyOf.get(x.id)!).filter(Boolean));
@@ -189,6 +192,7 @@ export async function runLongMemEval(
       limit: cfg.limit ?? null,
       passage_bytes: cfg.passageBytes ?? DEFAULT_PASSAGE_BYTES,
       ranker: cfg.ranker ?? {},
+      store: cfg.db ? 'postgres' : 'files',
       vector: cfg.vector ?? null,
       unit: 'session → event memories of at most passage_bytes each (first abstract: the first user turn; later ones: their first line), ranked by the best passage',
       durable: cfg.durable ?? false,

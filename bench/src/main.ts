@@ -7,15 +7,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { MnemeError } from '../../src/core/errors.js';
-import { DEFAULT_RANKER, type RankerOptions } from '../../src/core/ranking.js';
+import { DEFAULT_RANKING, type RankingModel } from '../../src/core/ranking.js';
 import { REPO_ROOT } from './scale.js';
 import type { RunEnvelope } from './results.js';
 
 interface Common {
   out?: string;
   label?: string;
-  ranker?: Partial<RankerOptions>;
+  ranker?: Partial<RankingModel>;
   vector?: string;
+  db?: string;
 }
 
 const parsePositive = (name: string) => (v: string) => {
@@ -33,15 +34,20 @@ const parseNs = (v: string) =>
     return n;
   });
 
-/** `--ranker key=value` (repeatable): switches of the ranker, for ablations. */
-const parseRanker = (v: string, prev: Partial<RankerOptions> = {}) => {
+/**
+ * `--ranker key=value` (repeatable): a parameter of the ranking model the benchmark's engine is
+ * built with (an ablation); the product's recall options have none.
+ */
+const parseRanker = (v: string, prev: Partial<RankingModel> = {}) => {
   const [k, raw] = v.split('=');
-  const known = Object.keys(DEFAULT_RANKER);
+  const known = Object.entries(DEFAULT_RANKING)
+    .filter(([, d]) => typeof d === 'boolean' || typeof d === 'number')
+    .map(([key]) => key);
   if (!k || raw === undefined || !known.includes(k))
     throw new MnemeError('invalid', `--ranker "${v}" is not key=value with a known key`, {
       hint: `keys: ${known.join(', ')}`,
     });
-  const def = DEFAULT_RANKER[k as keyof RankerOptions];
+  const def = DEFAULT_RANKING[k as keyof RankingModel];
   let value: boolean | number;
   if (typeof def === 'boolean') {
     if (!['on', 'off', 'true', 'false'].includes(raw))
@@ -58,7 +64,11 @@ function common(cmd: Command): Command {
   return cmd
     .option('--out <file>', 'write the result here and nowhere else')
     .option('--label <name>', 'name this configuration in the result file (default: default)')
-    .option('--ranker <key=value>', 'ranker switch, e.g. prf=off (repeatable)', parseRanker);
+    .option(
+      '--ranker <key=value>',
+      'a ranking model parameter, e.g. prf=off (repeatable; an ablation)',
+      parseRanker,
+    );
 }
 
 /** `--vector KIND`: the vector arm fused in, its embedder configured as for recall (MNEME_EMBED_*). */
@@ -94,6 +104,7 @@ async function finish(
   const label =
     o.label ??
     ([
+      ...(o.db ? ['postgres'] : []),
       ...Object.entries(o.ranker ?? {}).map(([k, v]) => `${k}-${String(v)}`),
       ...(o.vector ? [`vector-${o.vector}`] : []),
     ].join('_') ||
@@ -145,13 +156,20 @@ withVector(
         '--passage-bytes <n>',
         'split sessions into passage memories of at most this many bytes (default 4096)',
         parsePositive('--passage-bytes'),
-      ),
+      )
+      .option('--db <url>', 'run on Postgres: a throwaway tenant per question in this database'),
   ),
 ).action(async (o: Common & { data: string; limit?: number; passageBytes?: number }) => {
   const { runLongMemEval } = await import('./longmemeval.js');
   const r = await runLongMemEval(
     o.data,
-    { limit: o.limit, passageBytes: o.passageBytes, ranker: o.ranker, vector: o.vector },
+    {
+      limit: o.limit,
+      passageBytes: o.passageBytes,
+      ranker: o.ranker,
+      vector: o.vector,
+      ...(o.db ? { db: o.db } : {}),
+    },
     stderr,
   );
   await finish(o, r, () =>
@@ -197,6 +215,36 @@ withVector(
     ].join('\n'),
   );
 });
+
+program
+  .command('compare <a> <b>')
+  .description(
+    'per-question top-10 agreement of two result files (e.g. the same run on files and --db)',
+  )
+  .action(async (a: string, b: string) => {
+    const { compareRuns } = await import('./compare.js');
+    const hint = 'pass two result files written by `mneme bench longmemeval|locomo`';
+    const read = (f: string) => {
+      try {
+        return JSON.parse(fs.readFileSync(f, 'utf8')) as Parameters<typeof compareRuns>[1];
+      } catch (e) {
+        throw new MnemeError('invalid', `cannot read result file ${f}: ${(e as Error).message}`, {
+          hint,
+        });
+      }
+    };
+    let r;
+    try {
+      r = compareRuns(a, read(a), b, read(b));
+    } catch (e) {
+      throw new MnemeError('invalid', (e as Error).message, { hint });
+    }
+    if (program.opts().json) stdout(`${JSON.stringify(r, null, 2)}\n`);
+    else
+      stdout(
+        `${r.same_top10}/${r.questions} questions with the same top-10 (${(r.agreement * 100).toFixed(1)}%); ${r.same_set} with the same top-10 set\n`,
+      );
+  });
 
 common(
   program

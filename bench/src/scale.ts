@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MnemeError } from '../../src/core/errors.js';
-import type { RankerOptions } from '../../src/core/ranking.js';
+import type { RankingModel } from '../../src/core/ranking.js';
 import { BENCH_ACTOR, freshStore, progress, readDataFile, type DataFile } from './harness.js';
 import { opaqueKey } from './ingest.js';
 import { percentile, round4 } from './metrics.js';
@@ -35,7 +35,7 @@ const TYPE_MAP: Record<string, string> = {
 };
 
 export interface ScaleConfig {
-  ranker?: Partial<RankerOptions>;
+  ranker?: Partial<RankingModel>;
   durable?: boolean;
   /** How many of the last writes give the write-latency percentiles. */
   tailWrites?: number;
@@ -132,7 +132,7 @@ export async function runScaleOne(
   const n = w.memories.length;
   const durable = cfg.durable ?? true;
   const tail = Math.min(cfg.tailWrites ?? 200, n);
-  const bench = await freshStore({ durable });
+  const bench = await freshStore({ durable, ranker: cfg.ranker });
   try {
     const nameOf = new Map<string, string>();
     const writeMs: number[] = [];
@@ -160,7 +160,7 @@ export async function runScaleOne(
     const firstWrites = writeMs.slice(0, tail);
 
     for (const q of w.warmup ?? [])
-      await bench.engine.recall(q.query, { limit: 5, logUsage: false, ranker: cfg.ranker });
+      await bench.engine.recall(q.query, { limit: 5, logUsage: false });
     const recallMs: number[] = [];
     let hits = 0;
     for (const q of w.queries) {
@@ -168,7 +168,6 @@ export async function runScaleOne(
       const r = await bench.engine.recall(q.query, {
         limit: 5,
         logUsage: false,
-        ranker: cfg.ranker,
       });
       recallMs.push(ms(r0));
       if (r.results.slice(0, 5).some((x) => nameOf.get(x.id) === q.target)) hits++;

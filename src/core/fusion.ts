@@ -3,8 +3,10 @@
 // swamp the other. Both lists hold eligible candidates only; fusion never adds a candidate that
 // neither arm returned.
 
+import { DEFAULT_RANKING } from './ranking.js';
+
 /** The usual constant: large enough that the head of one list cannot drown the other. */
-export const RRF_K = 60;
+export const RRF_K = DEFAULT_RANKING.fusionK;
 
 export interface FusedRank {
   /** 1-based rank in the lexical list, or null when only the vector arm found it. */

@@ -1,5 +1,8 @@
-// Ranking of eligible candidates: relevance × weight × recency × trust. Relevance comes from
-// the index (BM25, higher is better); the other factors are bounded so relevance dominates.
+// The ranking model, defined once: BM25 over the index tokens (field weights, rare-term
+// narrowing), pseudo-relevance feedback, the time-window and moment boosts, and the re-ranking
+// relevance × weight × recency × trust (bounded, so relevance dominates). Named parameters in one
+// value (RankingModel) and pure functions; the stores only produce candidates and the counts
+// BM25 reads (features), and fusion with the vector arm is core/fusion.ts.
 import { trustRank, type Trust } from './types.js';
 
 export interface ScoreParts {
@@ -20,36 +23,26 @@ export interface FusionParts {
   similarity?: number;
 }
 
-const TRUST_FACTOR = [0.8, 1.0, 1.1, 1.2];
-const RECENCY_HALF_LIFE_DAYS = 180;
-
-// Recall scores many candidates against one `now`; parse it once.
-let nowText = '';
-let nowMs = 0;
-
-export function scoreCandidate(input: {
-  relevance: number;
-  weight: number;
-  recordedAt: string;
-  trust: Trust;
-  now: string;
-}): ScoreParts {
-  if (input.now !== nowText) {
-    nowText = input.now;
-    nowMs = Date.parse(input.now);
-  }
-  const ageDays = Math.max(0, (nowMs - Date.parse(input.recordedAt)) / 86_400_000);
-  const recency = 0.85 + 0.15 * Math.pow(0.5, ageDays / RECENCY_HALF_LIFE_DAYS);
-  const weight = Math.min(2, Math.max(0.25, input.weight));
-  const trust = TRUST_FACTOR[trustRank(input.trust)] ?? 1;
-  const score = input.relevance * weight * recency * trust;
-  return { relevance: input.relevance, weight, recency, trust, score };
-}
-
-/** Switches of the lexical ranker; the bench's ablations turn them off one at a time. */
-export interface RankerOptions {
-  /** NEAR span for neighbouring query terms (0: no proximity boost). */
-  proximity: number;
+/**
+ * The ranking model: every parameter of lexical relevance and of the re-ranking around it, as
+ * one value. The engine is given one at creation (the composition root passes DEFAULT_RANKING;
+ * the benchmark harness passes variants for its ablations); the adapters read none of it except
+ * what the request hands them (field weights, narrowing).
+ */
+export interface RankingModel {
+  /** BM25 field weights: a query word in the abstract counts this many times one in the body. */
+  abstractWeight: number;
+  bodyWeight: number;
+  /** Type, tags and field values. */
+  extraWeight: number;
+  /**
+   * Rare-term narrowing: the candidate query keeps the rarest terms whose document frequencies
+   * sum to at most each budget in turn, widening until enough eligible rows are found, finally
+   * every term. A query made only of common words never scores every row that holds one.
+   */
+  narrowBudgets: readonly number[];
+  /** Best rare-term matches re-scored for the left-out common terms (at least). */
+  narrowCandidates: number;
   /** Pseudo-relevance feedback: expand the query with words shared by the best matches. */
   prf: boolean;
   prfDocs: number;
@@ -69,10 +62,33 @@ export interface RankerOptions {
    * divided by the square root of their number (0: off).
    */
   moment: number;
+  /** Recency: floor + (1 − floor) · 0.5^(age / half-life). */
+  recencyHalfLifeDays: number;
+  recencyFloor: number;
+  /** Usage-derived weight (feedback, citations), clamped to [weightMin, weightMax]. */
+  weightMin: number;
+  weightMax: number;
+  /** Factor per trust level, untrusted … verified. */
+  trustFactors: readonly number[];
+  /** Reciprocal-rank fusion constant of the vector arm (core/fusion.ts). */
+  fusionK: number;
 }
 
-export const DEFAULT_RANKER: RankerOptions = {
-  proximity: 0,
+/**
+ * BM25's term-frequency saturation and length normalisation. Fixed, not model parameters: the
+ * embedded index orders candidates with FTS5's bm25(), which has these two built in.
+ */
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+/** An IDF at or below zero (a term in over half the rows) still counts this much. */
+export const BM25_IDF_FLOOR = 1e-6;
+
+export const DEFAULT_RANKING: RankingModel = Object.freeze({
+  abstractWeight: 4,
+  bodyWeight: 1,
+  extraWeight: 2,
+  narrowBudgets: Object.freeze([150, 800, 3000, 20000, Infinity]),
+  narrowCandidates: 100,
   prf: true,
   prfDocs: 3,
   prfTerms: 10,
@@ -82,11 +98,294 @@ export const DEFAULT_RANKER: RankerOptions = {
   temporalBoost: 0.5,
   frame: true,
   moment: 0.25,
+  recencyHalfLifeDays: 180,
+  recencyFloor: 0.85,
+  weightMin: 0.25,
+  weightMax: 2,
+  trustFactors: Object.freeze([0.8, 1.0, 1.1, 1.2]),
+  fusionK: 60,
+});
+
+/** The default model with some parameters changed (the benchmark harness's variants). */
+export function rankingModel(over: Partial<RankingModel> = {}): RankingModel {
+  return Object.freeze({ ...DEFAULT_RANKING, ...over });
+}
+
+/** The re-ranking of one candidate: relevance × weight × recency × trust (`nowMs`: Date.parse(now)). */
+export function scoreCandidate(
+  input: { relevance: number; weight: number; recordedAt: string; trust: Trust },
+  nowMs: number,
+  model: RankingModel = DEFAULT_RANKING,
+): ScoreParts {
+  const ageDays = Math.max(0, (nowMs - Date.parse(input.recordedAt)) / 86_400_000);
+  const recency =
+    model.recencyFloor +
+    (1 - model.recencyFloor) * Math.pow(0.5, ageDays / model.recencyHalfLifeDays);
+  const weight = Math.min(model.weightMax, Math.max(model.weightMin, input.weight));
+  const trust = model.trustFactors[trustRank(input.trust)] ?? 1;
+  const score = input.relevance * weight * recency * trust;
+  return { relevance: input.relevance, weight, recency, trust, score };
+}
+
+// ---- lexical relevance: BM25 over the index tokens -----------------------------------------
+
+/** A term's occurrences in one candidate, per field (abstract, body, extra). */
+export type FieldCounts = readonly [abstract: number, body: number, extra: number];
+
+/** What BM25 needs of the whole store (every revision, as the index counts them). */
+export interface CorpusStats {
+  /** Rows (revisions) in the index. */
+  rows: number;
+  /** Tokens over all rows and fields. */
+  tokens: number;
+}
+
+/** What BM25 needs of one candidate: its length and each query term's counts. */
+export interface LexicalFeatures {
+  /** Tokens in the candidate, over all fields. */
+  length: number;
+  /** Per query term (the request's order): occurrences per field. */
+  tf: readonly FieldCounts[];
+}
+
+/** A term's inverse document frequency: ln((N − df + ½)/(df + ½)), floored above zero. */
+export function bm25Idf(rows: number, df: number): number {
+  const idf = Math.log((rows - df + 0.5) / (df + 0.5));
+  return idf <= 0 ? BM25_IDF_FLOOR : idf;
+}
+
+/** A term's field-weighted frequency in a candidate (the weights multiply the counts). */
+export const weightedFrequency = (tf: FieldCounts, m: RankingModel): number =>
+  tf[0] * m.abstractWeight + tf[1] * m.bodyWeight + tf[2] * m.extraWeight;
+
+/**
+ * One term's BM25 contribution to a candidate: idf · f(k1+1) / (f + k1(1 − b + b·len/avglen)),
+ * f the field-weighted frequency, len the candidate's tokens over all fields (FTS5's bm25()
+ * computes exactly this for each phrase of a MATCH and sums them).
+ */
+export function bm25Term(freq: number, length: number, stats: CorpusStats, idf: number): number {
+  if (freq === 0) return 0;
+  const avg = stats.tokens / Math.max(1, stats.rows);
+  // In FTS5's order of operations, so both compute the same double.
+  return idf * ((freq * (BM25_K1 + 1)) / (freq + BM25_K1 * (1 - BM25_B + (BM25_B * length) / avg)));
+}
+
+/** A candidate's BM25 relevance over the terms `which` (indices into its tf; default all). */
+export function bm25(
+  f: LexicalFeatures,
+  idf: readonly number[],
+  stats: CorpusStats,
+  m: RankingModel,
+  which?: readonly number[],
+): number {
+  let score = 0;
+  const add = (i: number) => {
+    score += bm25Term(weightedFrequency(f.tf[i]!, m), f.length, stats, idf[i]!);
+  };
+  if (which) for (const i of which) add(i);
+  else for (let i = 0; i < f.tf.length; i++) add(i);
+  return score;
+}
+
+/**
+ * The terms a narrowed candidate query keeps for a budget: the rarest whose document
+ * frequencies sum to at most the budget (a phrase counts as rare: it is always kept), in the
+ * request's order; null when every term fits (no narrowing).
+ */
+export function narrowTerms(
+  df: readonly number[],
+  phrase: readonly boolean[],
+  budget: number,
+): number[] | null {
+  if (budget === Infinity) return null;
+  const scored = df.map((d, i) => ({ i, df: phrase[i] ? 0 : d }));
+  const total = scored.reduce((a, x) => a + x.df, 0);
+  if (total <= budget) return null;
+  scored.sort((a, b) => a.df - b.df || a.i - b.i);
+  const kept: number[] = [];
+  let sum = 0;
+  for (const x of scored) {
+    if (sum + x.df > budget) break;
+    kept.push(x.i);
+    sum += x.df;
+  }
+  return kept.sort((a, b) => a - b);
+}
+
+/**
+ * Rare-term narrowing, the same on every store: the candidate queries to try in turn, each the
+ * terms kept for one budget (null: every term). A store runs them in order and stops at the
+ * first that finds `want` eligible candidates (the last, null, always stops); `want` 0
+ * (feedback, which only boosts) tries the first budget only.
+ */
+export function narrowingPlan(
+  df: readonly number[],
+  phrase: readonly boolean[],
+  want: number,
+  m: RankingModel,
+  rows = Infinity,
+): (number[] | null)[] {
+  const plan: (number[] | null)[] = [];
+  let tried = -1;
+  const budgets = want === 0 ? m.narrowBudgets.slice(0, 1) : m.narrowBudgets;
+  for (const budget of budgets) {
+    const kept = narrowTerms(df, phrase, budget);
+    const n = kept ? kept.length : df.length;
+    if (n === tried) continue; // the same query as the previous budget
+    tried = n;
+    if (kept && kept.length === 0) continue;
+    // A narrowed query that cannot match `want` rows (its terms' rows, or the store, are fewer)
+    // would be passed over anyway: not run at all. A phrase's rows are not counted: run it.
+    if (kept && !kept.some((i) => phrase[i])) {
+      const most = Math.min(
+        rows,
+        kept.reduce((a, i) => a + df[i]!, 0),
+      );
+      if (most < want) continue;
+    }
+    plan.push(kept);
+    if (kept === null) break;
+  }
+  return plan;
+}
+
+/** Runs a narrowing plan: the first query that finds `want` candidates, else the last. */
+export function firstEnough<R>(
+  plan: readonly (number[] | null)[],
+  want: number,
+  run: (kept: number[] | null) => R[],
+): R[] {
+  let rows: R[] = [];
+  for (const kept of plan) {
+    rows = run(kept);
+    if (rows.length >= want) break;
+  }
+  return rows;
+}
+
+/**
+ * A left-out (common) term's share of a narrowed candidate's score: its idf times the weight of
+ * the heaviest field holding it — as if it occurred once there, unsaturated. Its presence is all
+ * a store need read, which keeps re-scoring a query of common words cheap.
+ */
+export function leftOutScore(present: FieldCounts, idf: number, m: RankingModel): number {
+  let w = 0;
+  if (present[0] > 0) w = Math.max(w, m.abstractWeight);
+  if (present[1] > 0) w = Math.max(w, m.bodyWeight);
+  if (present[2] > 0) w = Math.max(w, m.extraWeight);
+  return w * idf;
+}
+
+/** The fields (abstract, body, extra) in the order of their weight, heaviest first. */
+export const fieldsByWeight = (m: RankingModel): (0 | 1 | 2)[] =>
+  ([0, 1, 2] as const)
+    .map((f) => ({ f, w: [m.abstractWeight, m.bodyWeight, m.extraWeight][f]! }))
+    .sort((a, b) => b.w - a.w || a.f - b.f)
+    .map((x) => x.f);
+
+/** How many rare-term matches a narrowed query re-scores for the rest (see narrowedSearch). */
+export const narrowCut = (limit: number, m: RankingModel): number =>
+  Math.max(limit * 2, m.narrowCandidates);
+
+/** A ranked candidate: its key (ties go to the smaller id, then rev) and score. */
+export interface Ranked {
+  id: string;
+  rev: number;
+  score: number;
+}
+
+/** Best first; ties by id, then rev (every store breaks ties the same way). */
+export const byScore = (a: Ranked, b: Ranked): number =>
+  b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : a.rev - b.rev);
+
+/**
+ * The candidate list the lexical arm hands on, from every eligible match of the candidate query
+ * with its features: without narrowing, the best `limit` by BM25 over all terms; narrowed, the
+ * best narrowCut by BM25 over the kept terms, plus each left-out term's leftOutScore, best
+ * `limit`. The embedded index does the first cut inside SQL with FTS5's bm25() (the same
+ * function).
+ */
+export function rankCandidates<C extends { id: string; rev: number; features: LexicalFeatures }>(
+  cands: readonly C[],
+  kept: readonly number[] | null,
+  idf: readonly number[],
+  stats: CorpusStats,
+  m: RankingModel,
+  limit: number,
+): (C & { score: number })[] {
+  let pool = cands.map((c) => ({
+    ...c,
+    score: bm25(c.features, idf, stats, m, kept ?? undefined),
+  }));
+  if (kept) {
+    pool.sort(byScore);
+    pool = pool.slice(0, narrowCut(limit, m));
+    // The kept terms' sum, then the rest's (the embedded index adds them in this order too).
+    const keptSet = new Set(kept);
+    const rest = idf.flatMap((_, i) => (keptSet.has(i) ? [] : [i]));
+    for (const c of pool)
+      for (const i of rest) c.score += leftOutScore(c.features.tf[i]!, idf[i]!, m);
+  }
+  pool.sort(byScore);
+  return pool.slice(0, limit);
+}
+
+/**
+ * A token text's (space-separated index tokens, see indexText) occurrences of a term's tokens
+ * as a run: a word's count, or a phrase's.
+ */
+export function countTokens(text: string, tokens: readonly string[]): number {
+  if (tokens.length === 0 || text === '') return 0;
+  const needle = tokens.join(' ');
+  let n = 0;
+  for (let i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) {
+    const end = i + needle.length;
+    if (
+      (i === 0 || text.charCodeAt(i - 1) === 32) &&
+      (end === text.length || text.charCodeAt(end) === 32)
+    )
+      n++;
+  }
+  return n;
+}
+
+/** Whether a token text holds a term's tokens as a run (countTokens > 0, stopping at the first). */
+export function hasTokens(text: string, tokens: readonly string[]): boolean {
+  if (tokens.length === 0 || text === '') return false;
+  const needle = tokens.join(' ');
+  for (let i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) {
+    const end = i + needle.length;
+    if (
+      (i === 0 || text.charCodeAt(i - 1) === 32) &&
+      (end === text.length || text.charCodeAt(end) === 32)
+    )
+      return true;
+  }
+  return false;
+}
+
+/** Tokens in a token text (space-separated; empty text: none). */
+export const tokenCount = (text: string): number => {
+  if (text === '') return 0;
+  let n = 1;
+  for (let i = text.indexOf(' '); i >= 0; i = text.indexOf(' ', i + 1)) n++;
+  return n;
 };
 
-export function rankerOptions(over: Partial<RankerOptions> = {}): RankerOptions {
-  return { ...DEFAULT_RANKER, ...over };
-}
+/** A relevance with the query's time-window boost (its moment falls in the named period). */
+export const inWindow = (
+  relevance: number,
+  validFrom: string,
+  window: { from: string; to: string } | null,
+  m: RankingModel,
+): number =>
+  window && validFrom >= window.from && validFrom <= window.to
+    ? relevance * (1 + m.temporalBoost)
+    : relevance;
+
+/** The feedback query's weight for a question (higher when it gathers several memories). */
+export const feedbackWeight = (gathers: boolean, m: RankingModel): number =>
+  gathers ? m.prfGatherWeight : m.prfWeight;
 
 /** Feedback terms: words of the best matches found in at least two of them, most frequent first. */
 export function feedbackTerms(

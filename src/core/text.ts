@@ -1,18 +1,75 @@
-// Text preparation shared by every lexical index: CJK runs are split into characters so that
-// word-based tokenizers can find them, and queries become an OR of quoted terms (any matching
-// term makes a candidate; more matching terms rank higher). Stop words are dropped from queries.
+// Text preparation shared by every lexical index: one tokenizer (indexTokens) turns a text into
+// the stemmed tokens both stores index, so the files index and Postgres count the same words;
+// CJK runs are split into characters. Queries become an OR of terms (any matching term makes a
+// candidate; more matching terms rank higher). Stop words are dropped from queries.
+import { stemmer } from 'stemmer';
 
 const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]/u;
 const CJK_RUN = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+/gu;
+const CJK_SPLIT = /([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+)/u;
 
-/** Space-separates CJK characters so each is a token. */
-export function prepareForIndex(text: string): string {
-  if (!CJK.test(text)) return text;
-  return text.replace(CJK_RUN, (run) => ` ${[...run].join(' ')} `);
+/**
+ * The longest token either index keeps (Postgres refuses words over 2047 bytes; longer runs of
+ * letters are never words anyone searches for).
+ */
+const MAX_TOKEN_CHARS = 200;
+const STEMS = new Map<string, string>();
+
+/** A lower-cased word's stem (Porter), memoised: a vocabulary repeats. */
+export function stem(word: string): string {
+  let s = STEMS.get(word);
+  if (s === undefined) {
+    if (STEMS.size > 200_000) STEMS.clear();
+    s = CJK.test(word) || /^[\p{N}]+$/u.test(word) ? word : stemmer(word);
+    STEMS.set(word, s);
+  }
+  return s;
 }
 
-// A general English stop list (function words, auxiliaries, question words and conversational
-// filler); never tuned to any benchmark's questions.
+/**
+ * The tokens a text is indexed and searched as: NFKC, Latin diacritics folded, lower-cased,
+ * split at every character that is not a letter or a digit, CJK characters one token each, each
+ * word stemmed. Both stores index these tokens space-separated (see indexText), so tokenizing,
+ * stemming and therefore every count the ranking model reads is the same on both.
+ */
+export function indexTokens(text: string): string[] {
+  const out: string[] = [];
+  const folded = text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .normalize('NFKC')
+    .toLowerCase();
+  for (const m of folded.matchAll(/[\p{L}\p{N}]+/gu)) {
+    const w = m[0];
+    // In text order: a CJK run's characters, the other letters between runs as words.
+    for (const part of CJK.test(w) ? w.split(CJK_SPLIT) : [w]) {
+      if (part === '') continue;
+      if (CJK.test(part)) out.push(...part);
+      else if (part.length <= MAX_TOKEN_CHARS) out.push(stem(part));
+    }
+  }
+  return out;
+}
+
+/** A text as its index tokens, space-separated: what both stores' full-text columns hold. */
+export const indexText = (text: string): string => indexTokens(text).join(' ');
+
+const TERM_TOKENS = new Map<string, string[]>();
+
+/**
+ * A query term's index tokens: one stem, or (a CJK run, a word with inner marks) a phrase.
+ * Memoised (a search asks for them several times); never modify the returned array.
+ */
+export function termTokens(t: QueryTerm): string[] {
+  let tokens = TERM_TOKENS.get(t.text);
+  if (tokens === undefined) {
+    if (TERM_TOKENS.size > 10_000) TERM_TOKENS.clear();
+    tokens = indexTokens(t.text);
+    TERM_TOKENS.set(t.text, tokens);
+  }
+  return tokens;
+}
+
 export const STOP_WORDS = new Set(
   (
     'a about above after again against all am an and any are as at be because been before being ' +
@@ -33,19 +90,6 @@ export interface QueryTerm {
   text: string;
   /** A CJK run, matched as a phrase of its characters. */
   phrase: boolean;
-  /** A proximity group: both terms within this many tokens of each other. */
-  near?: { a: QueryTerm; b: QueryTerm; span: number };
-}
-
-/** Adds a proximity group for each pair of neighbouring terms (at most 12). */
-export function withProximity(terms: readonly QueryTerm[], span: number): QueryTerm[] {
-  const out = [...terms];
-  for (let i = 0; i + 1 < terms.length && i < 12; i++) {
-    const a = terms[i]!;
-    const b = terms[i + 1]!;
-    out.push({ text: `${a.text} ${b.text}`, phrase: false, near: { a, b, span } });
-  }
-  return out;
 }
 
 // Words that shape a question's answer (a count, an order, a total) rather than name what it
@@ -91,6 +135,20 @@ export function asksForSeveral(query: string): boolean {
   return SEVERAL.test(query.toLowerCase());
 }
 
+/**
+ * Terms as a store searches them: each with index tokens, one per distinct token run (two words
+ * with one stem are one term, as both indexes would count them once).
+ */
+export function uniqueTerms(terms: readonly QueryTerm[]): QueryTerm[] {
+  const seen = new Set<string>();
+  return terms.filter((t) => {
+    const key = termTokens(t).join(' ');
+    if (key === '' || seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
 /** Extracts search terms; falls back to stop words when the query is nothing but stop words. */
 export function queryTerms(query: string): QueryTerm[] {
   const out: QueryTerm[] = [];
@@ -115,21 +173,18 @@ export function queryTerms(query: string): QueryTerm[] {
   return out.length > 0 ? out : all;
 }
 
-const quote = (t: QueryTerm): string =>
-  t.near
-    ? `NEAR(${quote(t.near.a)} ${quote(t.near.b)}, ${Math.max(1, Math.floor(t.near.span))})`
-    : t.phrase
-      ? `"${[...t.text].join(' ')}"`
-      : `"${t.text.replace(/"/g, '""')}"`;
+const quote = (t: QueryTerm): string | null => {
+  const tokens = termTokens(t);
+  return tokens.length > 0 ? `"${tokens.join(' ')}"` : null;
+};
 
 /**
- * An FTS5 MATCH expression: OR of quoted terms, or null when the query has no terms. A
- * proximity group (see withProximity) matches both words close together, so a memory where
- * they occur near each other scores those words again: a proximity boost inside BM25.
+ * An FTS5 MATCH expression over the index tokens (see indexText): an OR of one quoted phrase per
+ * term (a word is a phrase of one stem), or null when the query has no terms.
  */
 export function ftsMatchExpression(terms: readonly QueryTerm[]): string | null {
-  if (terms.length === 0) return null;
-  return terms.map(quote).join(' OR ');
+  const parts = terms.map(quote).filter((q): q is string => q !== null);
+  return parts.length === 0 ? null : parts.join(' OR ');
 }
 
 /** Lower-case word tokens of a text, for feedback terms (CJK runs become characters). */

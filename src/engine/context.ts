@@ -1,6 +1,7 @@
 // What the engine is given, never reaches for: the store, the clock, the type registry and the
 // scope this engine is bound to. A surface binds the scope once at start; no call can widen it.
 import type { Embedder } from '../core/embed.js';
+import type { RankingModel } from '../core/ranking.js';
 import { GLOBAL_SCOPE } from '../core/scope.js';
 import type { SchemaRegistry } from '../core/schema.js';
 import type { Clock } from '../core/time.js';
@@ -43,6 +44,11 @@ export interface EngineContext {
   files?: SourceFiles;
   /** The optional vector arm's embedder; absent, recall is lexical only (the default). */
   embedder?: Embedder;
+  /**
+   * The ranking model recall scores with (core/ranking.ts). The composition root passes
+   * DEFAULT_RANKING; the benchmark harness passes variants for its ablations. Absent: default.
+   */
+  ranking?: RankingModel;
 }
 
 export const readableScopes = (b: Binding): string[] =>

@@ -8,11 +8,13 @@ import {
   type ExclusionReason,
 } from '../core/eligibility.js';
 import {
+  DEFAULT_RANKING,
   feedbackTerms,
+  feedbackWeight,
+  inWindow,
   momentSupport,
-  rankerOptions,
   scoreCandidate,
-  type RankerOptions,
+  type RankingModel,
   type ScoreParts,
 } from '../core/ranking.js';
 import { LIMITS, RECALL_DEFAULT_LIMIT } from '../core/limits.js';
@@ -23,7 +25,6 @@ import {
   contentTerms,
   queryTerms,
   timeWindow,
-  withProximity,
   wordTokens,
   type QueryTerm,
   type TimeWindow,
@@ -49,8 +50,6 @@ export interface RecallOptions {
   freshnessChecks?: number;
   /** Vector arm on: revisions lacking a vector embedded before searching (default 256). */
   vectorFill?: number;
-  /** Ranker switches (defaults: all on); for benchmarks and ablations. */
-  ranker?: Partial<RankerOptions>;
 }
 
 export interface RecallResult {
@@ -102,13 +101,12 @@ export async function recall(
     minTrust: opts.minTrust ?? 'untrusted',
     includeQuarantined: false,
   };
-  const rk = rankerOptions(opts.ranker);
-  const terms = rk.frame ? contentTerms(query) : queryTerms(query);
+  const model = ctx.ranking ?? DEFAULT_RANKING;
+  const terms = model.frame ? contentTerms(query) : queryTerms(query);
   const pool = Math.max(50, limit * 5);
-  const lexical = await lexicalHits(ctx, terms, eligibility, pool, {
-    ...rk,
+  const lexical = await lexicalHits(ctx, terms, eligibility, pool, model, {
     query,
-    window: rk.temporal ? timeWindow(query, now) : null,
+    window: model.temporal ? timeWindow(query, now) : null,
     want: limit,
   });
   // The vector arm (off by default): its eligible candidates fused with the lexical ones.
@@ -119,17 +117,21 @@ export async function recall(
     const v = await vectorCandidates(ctx, ctx.embedder, query, eligibility, pool, opts.vectorFill);
     arm = v.report;
     vectorNearest = v.nearest;
-    if (v.hits.length > 0) hits = fuseHits(lexical, v.hits);
+    if (v.hits.length > 0) hits = fuseHits(lexical, v.hits, model.fusionK);
   }
+  const nowMs = Date.parse(now);
   const best = new Map<string, { hit: (typeof hits)[number]; parts: ScoreParts }>();
   for (const hit of hits) {
-    const parts = scoreCandidate({
-      relevance: hit.relevance,
-      weight: hit.weight,
-      recordedAt: hit.head.recorded_at,
-      trust: hit.head.trust,
-      now,
-    });
+    const parts = scoreCandidate(
+      {
+        relevance: hit.relevance,
+        weight: hit.weight,
+        recordedAt: hit.head.recorded_at,
+        trust: hit.head.trust,
+      },
+      nowMs,
+      model,
+    );
     if (hit.fusion) parts.fusion = hit.fusion;
     const prior = best.get(hit.head.id);
     if (!prior || hit.head.rev > prior.hit.head.rev) best.set(hit.head.id, { hit, parts });
@@ -237,32 +239,28 @@ async function labelFreshness(
 }
 
 /**
- * Lexical candidates with their relevance: BM25 over the query terms (plus proximity groups),
- * then optionally pseudo-relevance feedback (a second query of words the best matches share,
- * added at a lower weight; at a higher one when the question gathers several memories), a boost for memories dated in the period the query names, and the
- * support of other matching memories of the same moment.
+ * Lexical candidates with their relevance (the model's BM25, see SearchRequest), then
+ * optionally pseudo-relevance feedback (a second query of words the best matches share, added at
+ * a lower weight; at a higher one when the question gathers several memories), a boost for
+ * memories dated in the period the query names, and the support of other matching memories of
+ * the same moment.
  */
 async function lexicalHits(
   ctx: EngineContext,
   terms: QueryTerm[],
   eligibility: Eligibility,
   pool: number,
-  rk: RankerOptions & { query: string; window: TimeWindow | null; want: number },
+  m: RankingModel,
+  q: { query: string; window: TimeWindow | null; want: number },
 ): Promise<SearchHit[]> {
-  const searchTerms = rk.proximity > 0 ? withProximity(terms, rk.proximity) : terms;
-  let hits = await ctx.store.search({
-    terms: searchTerms,
-    eligibility,
-    limit: pool,
-    want: rk.want,
-  });
-  if (rk.prf && hits.length >= 2) {
-    const prfWeight = asksForSeveral(rk.query) ? rk.prfGatherWeight : rk.prfWeight;
+  let hits = await ctx.store.search({ terms, eligibility, limit: pool, want: q.want, model: m });
+  if (m.prf && hits.length >= 2) {
+    const prfWeight = feedbackWeight(asksForSeveral(q.query), m);
     const top = hits
-      .slice(0, rk.prfDocs)
+      .slice(0, m.prfDocs)
       .map((h) => wordTokens(`${h.view.abstract}\n${h.view.body}`));
     const exclude = new Set(terms.map((t) => t.text));
-    const extra = feedbackTerms(top, exclude, STOP_WORDS, rk.prfTerms);
+    const extra = feedbackTerms(top, exclude, STOP_WORDS, m.prfTerms);
     if (extra.length > 0) {
       const fb = await ctx.store.search({
         terms: extra.map((text) => ({ text, phrase: false })),
@@ -270,6 +268,7 @@ async function lexicalHits(
         limit: pool,
         // Feedback only boosts; it need not fill the page, so its query stays narrow.
         want: 0,
+        model: m,
       });
       const max1 = Math.max(...hits.map((h) => h.relevance), 1e-9);
       const max2 = Math.max(...fb.map((h) => h.relevance), 1e-9);
@@ -285,18 +284,17 @@ async function lexicalHits(
       hits = [...merged.values()];
     }
   }
-  const window = rk.window;
+  const window = q.window;
   if (window) {
-    hits = hits.map((h) =>
-      h.head.valid_from >= window.from && h.head.valid_from <= window.to
-        ? withRelevance(h, h.relevance * (1 + rk.temporalBoost))
-        : h,
-    );
+    hits = hits.map((h) => {
+      const r = inWindow(h.relevance, h.head.valid_from, window, m);
+      return r === h.relevance ? h : withRelevance(h, r);
+    });
   }
-  if (rk.moment > 0 && hits.length > 1) {
+  if (m.moment > 0 && hits.length > 1) {
     const supported = momentSupport(
       hits.map((h) => ({ id: h.head.id, validFrom: h.head.valid_from, relevance: h.relevance })),
-      rk.moment,
+      m.moment,
     );
     hits = hits.map((h, i) => (supported[i] === h.relevance ? h : withRelevance(h, supported[i]!)));
   }

@@ -7,7 +7,7 @@
 import { embedHash, embedText, vectorKey, type Embedder } from '../core/embed.js';
 import type { Eligibility } from '../core/eligibility.js';
 import { MnemeError } from '../core/errors.js';
-import { fuseRanks } from '../core/fusion.js';
+import { RRF_K, fuseRanks } from '../core/fusion.js';
 import type { FusionParts } from '../core/ranking.js';
 import type { SearchHit, VectorHit, VectorStore } from '../store/port.js';
 import { readableScopes, type EngineContext } from './context.js';
@@ -170,7 +170,7 @@ export async function vectorCandidates(
  * Fuses the lexical candidates (best first by relevance) with the vector ones (nearest first) by
  * reciprocal rank. The fused score replaces relevance; the ranks are kept for --explain.
  */
-export function fuseHits(lexical: SearchHit[], vector: VectorHit[]): FusedHit[] {
+export function fuseHits(lexical: SearchHit[], vector: VectorHit[], k = RRF_K): FusedHit[] {
   const keyOfHit = (h: SearchHit) => `${h.head.id}#${h.head.rev}`;
   const byKey = new Map<string, SearchHit>();
   const lex = [...lexical].sort(
@@ -182,7 +182,7 @@ export function fuseHits(lexical: SearchHit[], vector: VectorHit[]): FusedHit[] 
     if (!byKey.has(keyOfHit(h))) byKey.set(keyOfHit(h), h);
     distance.set(keyOfHit(h), h.distance);
   }
-  const fused = fuseRanks(lex.map(keyOfHit), vector.map(keyOfHit));
+  const fused = fuseRanks(lex.map(keyOfHit), vector.map(keyOfHit), k);
   return [...fused].map(([k, r]) => {
     const hit = byKey.get(k)!;
     const d = distance.get(k);

@@ -17,20 +17,29 @@ import type {
 } from '../core/journal.js';
 import type { Tombstone } from '../core/normalize.js';
 import type { Proposal } from '../core/proposal.js';
+import type { RankingModel } from '../core/ranking.js';
 import type { QueryTerm } from '../core/text.js';
 import type { Actor, Revision, RevisionView } from '../core/types.js';
 import type { SessionStore } from './sessions.js';
 
+/**
+ * A lexical search. Every adapter returns the same list for the same rows: the candidates and
+ * order of the ranking model (core/ranking.ts rankCandidates — rare-term narrowing by document
+ * frequency, then BM25 over the index tokens of core/text.ts), computed from the counts the
+ * adapter reads (per-field term counts, lengths, document frequencies, rows and tokens).
+ */
 export interface SearchRequest {
   terms: QueryTerm[];
   eligibility: Eligibility;
   /** Size of the candidate pool handed to the ranker. */
   limit: number;
   /**
-   * How many results the caller will show. An adapter may narrow the candidate query (e.g.
-   * leave out very common terms) only while it still finds at least this many eligible rows.
+   * How many results the caller will show: the narrowed candidate query (very common terms left
+   * out) stands only while it finds at least this many eligible rows (0: first budget only).
    */
   want?: number;
+  /** Field weights and narrowing budgets (default DEFAULT_RANKING). */
+  model?: RankingModel;
 }
 
 /** What ranking needs of a candidate, available without reading the whole revision. */
@@ -40,7 +49,7 @@ export interface SearchHit {
   head: HitHead;
   /** The whole revision; an adapter may read it lazily, so rank on `head` and read this last. */
   readonly view: RevisionView;
-  /** Lexical relevance, higher is better. */
+  /** Lexical relevance (the model's BM25), higher is better. */
   relevance: number;
   /** Usage-derived weight (1 when there is no usage). */
   weight: number;

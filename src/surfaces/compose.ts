@@ -9,6 +9,7 @@ import type { Embedder } from '../core/embed.js';
 import { MnemeError } from '../core/errors.js';
 import { SchemaRegistry } from '../core/schema.js';
 import type { Clock } from '../core/time.js';
+import { DEFAULT_RANKING, type RankingModel } from '../core/ranking.js';
 import { createEngine, type Binding, type Engine, type SourceFiles } from '../engine/engine.js';
 import { FileStore } from '../store/files/file-store.js';
 import type { Store } from '../store/port.js';
@@ -54,6 +55,8 @@ export interface OpenOptions extends StoreFlags {
   settings?: LoadedSettings;
   /** Refuse (code `locked`) instead of rebuilding the whole index inline: for hooks. */
   deferRebuild?: boolean;
+  /** The ranking model (default DEFAULT_RANKING); the benchmark harness passes its variants. */
+  ranking?: RankingModel;
 }
 
 const systemClock: Clock = () => new Date();
@@ -96,6 +99,7 @@ interface Abilities {
   clock: Clock;
   registry: SchemaRegistry;
   embedder?: Embedder;
+  ranking?: RankingModel;
 }
 
 function assemble(
@@ -112,6 +116,7 @@ function assemble(
     registry: a.registry,
     binding,
     surface,
+    ranking: a.ranking ?? DEFAULT_RANKING,
   });
 }
 
@@ -122,7 +127,13 @@ export async function openEngine(opts: OpenOptions = {}): Promise<Engine> {
   const store = await storeFrom(l, opts.deferRebuild === true);
   const cwd = opts.cwd ?? process.cwd();
   return assemble(
-    { store, clock: opts.clock ?? systemClock, registry: new SchemaRegistry(), embedder },
+    {
+      store,
+      clock: opts.clock ?? systemClock,
+      registry: new SchemaRegistry(),
+      embedder,
+      ...(opts.ranking ? { ranking: opts.ranking } : {}),
+    },
     opts.binding ?? bindProject(cwd),
     opts.surface ?? 'human',
     filesAt(cwd),

@@ -8,7 +8,7 @@ import { MnemeError } from '../../src/core/errors.js';
 import { parseRevision, serializeRevision } from '../../src/core/markdown.js';
 import { normalizeValue, tombstoneKey } from '../../src/core/normalize.js';
 import { SchemaRegistry } from '../../src/core/schema.js';
-import { ftsMatchExpression, queryTerms, withProximity } from '../../src/core/text.js';
+import { ftsMatchExpression, queryTerms } from '../../src/core/text.js';
 import type { Revision } from '../../src/core/types.js';
 import { toRevision } from '../../src/core/revision.js';
 import { Engine } from '../../src/engine/engine.js';
@@ -207,7 +207,7 @@ export async function runFuzz(runs: number, workDir: string): Promise<FuzzReport
             .map((a) => a.join(' ')),
         ),
         async (q) => {
-          const expr = ftsMatchExpression(withProximity(queryTerms(q), 3));
+          const expr = ftsMatchExpression(queryTerms(q));
           if (expr !== null && !expr.startsWith('"') && !expr.startsWith('NEAR('))
             throw new Error(`unquoted expression ${expr}`);
           await engine.recall(q, { logUsage: false });

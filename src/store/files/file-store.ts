@@ -250,7 +250,7 @@ export class FileStore implements Store {
 
   async search(req: SearchRequest): Promise<SearchHit[]> {
     await this.catchUp();
-    return this.index.search(req.terms, req.eligibility, req.limit, req.want ?? req.limit);
+    return this.index.search(req);
   }
 
   async nearest(terms: QueryTerm[], scopes: string[], limit: number): Promise<SearchHit[]> {

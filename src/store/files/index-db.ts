@@ -5,11 +5,10 @@
 // index-schema.ts, ranked search index-search.ts, injection index-inject.ts, weights and
 // freshness index-weights.ts.
 import type Database from 'better-sqlite3';
-import type { Eligibility } from '../../core/eligibility.js';
 import type { JournalEntry } from '../../core/journal.js';
-import { prepareForIndex, type QueryTerm } from '../../core/text.js';
+import { indexText, type QueryTerm } from '../../core/text.js';
 import { trustRank, type RevisionView } from '../../core/types.js';
-import type { InjectQuery, SearchHit } from '../port.js';
+import type { InjectQuery, SearchHit, SearchRequest } from '../port.js';
 import { injectCandidates } from './index-inject.js';
 import { SCHEMA_VERSION, immediate, openIndexDatabase } from './index-schema.js';
 import { IndexSearch } from './index-search.js';
@@ -118,9 +117,9 @@ export class IndexDb {
       const extra = [v.type, ...v.tags, ...Object.values(v.fields)].join(' ');
       this.stmts.insFts.run(
         info.lastInsertRowid,
-        prepareForIndex(v.abstract),
-        prepareForIndex(v.body),
-        prepareForIndex(extra),
+        indexText(v.abstract),
+        indexText(v.body),
+        indexText(extra),
       );
     }
   }
@@ -150,8 +149,8 @@ export class IndexDb {
     return row ? (JSON.parse(row.entry) as JournalEntry) : null;
   }
 
-  search(terms: QueryTerm[], q: Eligibility, limit: number, want = limit): SearchHit[] {
-    return this.searcher.search(terms, q, limit, want);
+  search(req: SearchRequest): SearchHit[] {
+    return this.searcher.search(req);
   }
 
   nearest(terms: QueryTerm[], scopes: string[], limit: number): SearchHit[] {

@@ -8,8 +8,9 @@ import { MnemeError } from '../../core/errors.js';
 import { openDatabase } from './sqlite.js';
 
 // 2: rev.w (the weight, copied from the weight table), rev.source_path and rev.applies, and the
-// indexes injection reads through.
-export const SCHEMA_VERSION = '2';
+// indexes injection reads through. 3: fts holds the index tokens of core/text.ts (indexText),
+// split at spaces by FTS5's ascii tokenizer, so both stores count the same stemmed words.
+export const SCHEMA_VERSION = '3';
 
 /**
  * The conditions of injection that never change while a row stands (a partial index's WHERE
@@ -51,7 +52,7 @@ CREATE INDEX IF NOT EXISTS rev_inject_type
 CREATE INDEX IF NOT EXISTS rev_inject_file ON rev(scope, source_path)
   WHERE ${INJECTABLE} AND ${FILE_BOUND};
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-  abstract, body, extra, tokenize = 'porter unicode61 remove_diacritics 2'
+  abstract, body, extra, tokenize = 'ascii'
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row');
 CREATE TABLE IF NOT EXISTS idem(key TEXT PRIMARY KEY, entry TEXT NOT NULL);

@@ -1,14 +1,28 @@
 // Lexical search over the index: the eligibility predicate (shared with the vector arm, so both
-// arms agree), FTS5/BM25 ranking with the common-term pruning that keeps a query of common
-// words fast, and `nearest` (no eligibility: what a new memory might duplicate). IndexSearch
-// holds the prepared statements and the per-process document-frequency cache.
+// arms agree), candidates ranked by the ranking model (core/ranking.ts: rare-term narrowing,
+// BM25 — computed inside SQL by FTS5's bm25(), the same function), and `nearest` (no
+// eligibility: the exclusion trace). IndexSearch holds the prepared statements and the counts
+// BM25 reads (document frequencies, rows, tokens), cached until the next write.
 import type Database from 'better-sqlite3';
-import { stemmer } from 'stemmer';
 import type { Eligibility } from '../../core/eligibility.js';
+import {
+  DEFAULT_RANKING,
+  bm25Idf,
+  byScore,
+  firstEnough,
+  narrowCut,
+  narrowingPlan,
+  fieldsByWeight,
+  hasTokens,
+  leftOutScore,
+  type CorpusStats,
+  type FieldCounts,
+  type RankingModel,
+} from '../../core/ranking.js';
 import { FAR_FUTURE } from '../../core/time.js';
-import { ftsMatchExpression, type QueryTerm } from '../../core/text.js';
+import { ftsMatchExpression, termTokens, uniqueTerms, type QueryTerm } from '../../core/text.js';
 import { trustRank } from '../../core/types.js';
-import type { SearchHit } from '../port.js';
+import type { SearchHit, SearchRequest } from '../port.js';
 import { hitColumns, sqlLimit, toHit, type HitRow } from './index-hits.js';
 
 /** The eligibility predicate over `rev r` (also used by the vector arm, so both arms agree). */
@@ -41,27 +55,23 @@ export function eligibilityParams(
   return params;
 }
 
-/**
- * Tiers of candidate rows a narrowed query may touch: the rarest terms first, widening until
- * enough eligible rows are found, and finally every term. The wide tiers keep a query made only
- * of common words from scoring every row that holds any of them (that was the slow tail).
- */
-const PRUNE_BUDGETS = [150, 800, 3000, 20000, Infinity];
-/** Best rare-term matches re-scored for the common terms. */
-const NARROW_CANDIDATES = 100;
+/** Ranked statements by shape; the model's field weights are bound parameters. */
+const BM25 = 'bm25(fts, @wa, @wb, @we)';
 
 export class IndexSearch {
-  private readonly dfCache = new Map<string, { df: number; seq: number }>();
-  private dfSeq = 0;
-  private nDocs: { n: number; seq: number } | null = null;
+  /** Document frequencies of index tokens, and the corpus counts: exact until the next write. */
+  private readonly dfCache = new Map<string, number>();
+  private stats: CorpusStats | null = null;
   private readonly docsByRowid = new Map<number, Database.Statement>();
   private dfVocab: Database.Statement<[string], { doc: number }> | undefined;
+  private averages: Database.Statement<[], { block: Buffer }> | undefined;
 
   constructor(private readonly db: Database.Database) {}
 
-  /** The rows changed: cached document frequencies age by one write. */
+  /** The rows changed: cached counts are stale. */
   touched(): void {
-    this.dfSeq++;
+    this.dfCache.clear();
+    this.stats = null;
   }
 
   /**
@@ -71,103 +81,91 @@ export class IndexSearch {
   private readonly searchCache = new Map<string, Database.Statement>();
 
   /**
-   * Eligible candidates, best first. FTS5 ranks its matches first (only rowids and scores are
-   * sorted, never the stored documents), then the best `inner` of them are joined to their rows
-   * and the eligibility predicate applied; when too few survive and more matches exist, the
-   * query runs again without the inner cut, so the result is the same as the unbounded query.
+   * Eligible candidates, best lexical match first, as the ranking model orders them (see
+   * rankCandidates in core/ranking.ts): rare-term narrowing by document frequency, then BM25.
+   * The scope and eligibility predicates sit in the same statement as the MATCH, so bm25 is
+   * computed only for rows that passed them; FTS5's bm25() is the model's BM25 (same formula and
+   * constants, the model's field weights), so the first cut happens inside SQL.
    */
-  /**
-   * Eligible candidates, best lexical match first. The scope and eligibility predicates sit in
-   * the same statement as the MATCH, so bm25 is computed only for rows that passed them.
-   * Very common terms are left out of the candidate query when rarer ones are present (their
-   * IDF adds almost nothing, and scoring thousands of rows is what makes a query slow); if that
-   * leaves too few eligible results, the full query runs.
-   */
-  search(terms: QueryTerm[], q: Eligibility, limit: number, want = limit): SearchHit[] {
+  search(req: SearchRequest): SearchHit[] {
+    const q = req.eligibility;
     if (q.scopes.length === 0) return [];
-    let rows: HitRow[] = [];
-    let tried = 0;
-    // want = 0: the caller only wants boosts from rare terms, never a widened query.
-    for (const budget of want === 0 ? PRUNE_BUDGETS.slice(0, 1) : PRUNE_BUDGETS) {
-      const pruned = this.pruneCommonTerms(terms, budget);
-      if (pruned.length === tried) continue; // same query as the previous tier
-      tried = pruned.length;
-      rows =
-        pruned.length < terms.length
-          ? this.runNarrow(pruned, terms, q, limit)
-          : this.runSearch(pruned, q, limit);
-      if (rows.length >= want || pruned.length === terms.length) break;
-    }
-    return rows.map(toHit);
+    const m = req.model ?? DEFAULT_RANKING;
+    const terms = uniqueTerms(req.terms);
+    if (terms.length === 0) return [];
+    const tokens = terms.map(termTokens);
+    const phrase = tokens.map((t) => t.length > 1);
+    const df = tokens.map((t, i) => (phrase[i] ? 0 : this.termDf(t[0]!)));
+    const want = req.want ?? req.limit;
+    const plan = narrowingPlan(df, phrase, want, m, this.corpus().rows);
+    return firstEnough(plan, want, (kept) =>
+      kept
+        ? this.runNarrow(terms, tokens, df, kept, q, req.limit, m)
+        : this.runSearch(terms, q, req.limit, m),
+    ).map(toHit);
   }
 
   /**
-   * Candidates from the rare terms only, each then scored for the left-out common terms too
-   * (their BM25 contribution at tf=1: idf × column weight), so a memory that holds every query
-   * word still outranks one that holds only the rare one.
+   * Candidates from the kept (rare) terms only: the best narrowCut of them by BM25 over the kept
+   * terms (inside SQL), each then re-scored over every term with the left-out terms' counts read
+   * from its index tokens (FTS5's content table: c0 abstract, c1 body, c2 extra), best `limit`.
    */
-  private runNarrow(rare: QueryTerm[], all: QueryTerm[], q: Eligibility, limit: number): HitRow[] {
-    const match = ftsMatchExpression(rare);
+  private runNarrow(
+    terms: QueryTerm[],
+    tokens: string[][],
+    df: number[],
+    kept: number[],
+    q: Eligibility,
+    limit: number,
+    m: RankingModel,
+  ): HitRow[] {
+    const match = ftsMatchExpression(kept.map((i) => terms[i]!));
     if (match === null) return [];
-    const candidates = sqlLimit(Math.max(limit * 2, NARROW_CANDIDATES));
+    const candidates = sqlLimit(narrowCut(limit, m));
     const key = `narrow:${q.scopes.length}:${candidates}`;
     let stmt = this.searchCache.get(key);
     if (!stmt) {
       const placeholders = q.scopes.map((_, i) => `@s${i}`).join(', ');
-      // Sort rowids and scores only; the text is read for the rows that survive the LIMIT, from
-      // FTS5's content table (fts_content: c0 abstract, c1 body, c2 extra) by its primary key,
-      // which is cheaper than a rowid lookup through the virtual table.
+      // Sort rowids and scores only; the tokens are read for the rows that survive the LIMIT,
+      // from the content table by its primary key (cheaper than through the virtual table).
       stmt = this.db
         .prepare(
-          `SELECT x.rowid, x.bm, t.c0, substr(t.c1, 1, 4000), t.c2
-        FROM (SELECT r.rowid AS rowid, bm25(fts, 4.0, 1.0, 2.0) AS bm
+          `SELECT x.rowid, x.bm, x.id, x.rev, t.c0, t.c1, t.c2
+        FROM (SELECT r.rowid AS rowid, ${BM25} AS bm, r.id AS id, r.rev AS rev
               FROM fts JOIN rev r ON r.rowid = fts.rowid
               WHERE fts MATCH @match AND r.scope IN (${placeholders}) AND ${ELIGIBLE}
-              ORDER BY bm LIMIT ${candidates}) x
+              ORDER BY bm, r.id, r.rev LIMIT ${candidates}) x
         JOIN fts_content t ON t.id = x.rowid`,
         )
         // Rows as arrays: building a keyed object per row costs more than the query here.
         .raw(true);
       this.searchCache.set(key, stmt);
     }
-    const params = eligibilityParams(q, { match });
-    const cands = stmt.all(params) as [
+    const cands = stmt.all(this.params(q, match, m)) as [
       rowid: number,
       bm: number,
+      id: string,
+      rev: number,
       a: string,
       b: string,
       e: string,
     ][];
-    const kept = new Set(rare.map((t) => t.text));
-    const n = this.docCount();
-    const extra = all
-      .filter((t) => !kept.has(t.text) && !t.phrase)
-      .map((t) => {
-        const stem = stemmer(t.text);
-        const df = this.termDf(stem);
-        const idf = Math.max(1e-6, Math.log((n - df + 0.5) / (df + 0.5)));
-        return { stem: stem.toLowerCase(), idf };
-      });
-    const scored = cands.map(([rowid, bm0, a0, b0, e0]) => {
-      let bm = bm0;
-      if (extra.length > 0) {
-        const a = a0.toLowerCase();
-        const e = e0.toLowerCase();
-        const b = b0.toLowerCase();
-        for (const x of extra) {
-          const w = hasWordFrom(a, x.stem)
-            ? 4
-            : hasWordFrom(e, x.stem)
-              ? 2
-              : hasWordFrom(b, x.stem)
-                ? 1
-                : 0;
-          bm -= w * x.idf;
-        }
+    const keptSet = new Set(kept);
+    const rest = tokens.flatMap((_, i) => (keptSet.has(i) ? [] : [i]));
+    const stats = this.corpus();
+    const idf = df.map((d) => bm25Idf(stats.rows, d));
+    const order = fieldsByWeight(m);
+    const scored = cands.map(([rowid, bm, id, rev, a, b, e]) => {
+      let score = -bm;
+      const fields = [a, b, e];
+      for (const i of rest) {
+        // Only the heaviest field holding the term counts: look no further once found.
+        const f = order.find((x) => hasTokens(fields[x]!, tokens[i]!));
+        if (f !== undefined) score += leftOutScore(FOUND[f]!, idf[i]!, m);
       }
-      return { rowid, bm };
+      return { rowid, id, rev, score };
     });
-    scored.sort((x, y) => x.bm - y.bm || x.rowid - y.rowid);
+    scored.sort(byScore);
     const top = scored.slice(0, limit);
     if (top.length === 0) return [];
     let docStmt = this.docsByRowid.get(top.length);
@@ -184,22 +182,47 @@ export class IndexSearch {
     const byId = new Map(docs.map((d) => [d[0], d]));
     return top.map((t) => {
       const row = byId.get(t.rowid)!;
-      row[2] = t.bm;
+      row[2] = -t.score;
       return row;
     });
   }
 
-  private docCount(): number {
-    if (this.nDocs === null || this.nDocs.seq + 500 <= this.dfSeq) {
-      this.nDocs = {
-        n: (this.db.prepare('SELECT count(*) AS n FROM rev').get() as { n: number }).n,
-        seq: this.dfSeq,
-      };
-    }
-    return Math.max(1, this.nDocs.n);
+  private params(q: Eligibility, match: string, m: RankingModel): Record<string, unknown> {
+    return eligibilityParams(q, {
+      match,
+      wa: m.abstractWeight,
+      wb: m.bodyWeight,
+      we: m.extraWeight,
+    });
   }
 
-  private runSearch(terms: QueryTerm[], q: Eligibility, limit: number): HitRow[] {
+  /**
+   * Rows and tokens as FTS5's bm25() counts them: its "averages" record (row 1 of fts_data: a
+   * varint row count, then a varint token total per column).
+   */
+  private corpus(): CorpusStats {
+    if (this.stats) return this.stats;
+    this.averages ??= this.db.prepare<[], { block: Buffer }>(
+      'SELECT block FROM fts_data WHERE id = 1',
+    );
+    const block = this.averages.get()?.block;
+    const counts: number[] = [];
+    if (block) {
+      let pos = 0;
+      while (pos < block.length) {
+        const [v, next] = readVarint(block, pos);
+        counts.push(v);
+        pos = next;
+      }
+    }
+    const rows = counts[0] ?? 0;
+    const tokens = counts.slice(1).reduce((x, y) => x + y, 0);
+    this.stats = { rows, tokens };
+    return this.stats;
+  }
+
+  /** Every term: the best `limit` eligible matches by BM25, inside SQL. */
+  private runSearch(terms: QueryTerm[], q: Eligibility, limit: number, m: RankingModel): HitRow[] {
     const match = ftsMatchExpression(terms);
     if (match === null) return [];
     const rows = sqlLimit(limit);
@@ -212,70 +235,62 @@ export class IndexSearch {
       stmt = this.db
         .prepare(
           `SELECT ${hitColumns('d', 'x.bm')} FROM (
-          SELECT r.rowid AS rowid, bm25(fts, 4.0, 1.0, 2.0) AS bm
+          SELECT r.rowid AS rowid, ${BM25} AS bm, r.id AS id, r.rev AS rev
           FROM fts JOIN rev r ON r.rowid = fts.rowid
           WHERE fts MATCH @match AND r.scope IN (${placeholders}) AND ${ELIGIBLE}
-          ORDER BY bm LIMIT ${rows}) x
+          ORDER BY bm, r.id, r.rev LIMIT ${rows}) x
         JOIN rev d ON d.rowid = x.rowid LEFT JOIN weight w ON w.id = d.id
-        ORDER BY x.bm`,
+        ORDER BY x.bm, x.id, x.rev`,
         )
         .raw(true);
       this.searchCache.set(key, stmt);
     }
-    const params = eligibilityParams(q, { match });
-    return stmt.all(params) as HitRow[];
+    return stmt.all(this.params(q, match, m)) as HitRow[];
   }
 
-  /** Document frequency of a (stemmed) term, cached per process; approximate is enough here. */
-  private termDf(stem: string): number {
-    const cached = this.dfCache.get(stem);
-    if (cached !== undefined && cached.seq + 500 > this.dfSeq) return cached.df;
+  /** Rows holding an index token (FTS5's vocabulary), exact until the next write. */
+  private termDf(token: string): number {
+    const cached = this.dfCache.get(token);
+    if (cached !== undefined) return cached;
     this.dfVocab ??= this.db.prepare<[string], { doc: number }>(
       'SELECT doc FROM fts_vocab WHERE term = ?',
     );
-    const df = this.dfVocab.get(stem)?.doc ?? 0;
-    this.dfCache.set(stem, { df, seq: this.dfSeq });
+    const df = this.dfVocab.get(token)?.doc ?? 0;
+    this.dfCache.set(token, df);
     return df;
   }
 
-  private pruneCommonTerms(terms: QueryTerm[], budget: number): QueryTerm[] {
-    if (budget === Infinity) return terms;
-    const scored = terms.map((t) => ({ t, df: t.phrase ? 0 : this.termDf(stemmer(t.text)) }));
-    const total = scored.reduce((a, x) => a + x.df, 0);
-    if (total <= budget) return terms;
-    scored.sort((a, b) => a.df - b.df);
-    const kept: QueryTerm[] = [];
-    let sum = 0;
-    for (const x of scored) {
-      if (sum + x.df > budget) break;
-      kept.push(x.t);
-      sum += x.df;
-    }
-    return kept;
-  }
-
   nearest(terms: QueryTerm[], scopes: string[], limit: number): SearchHit[] {
-    const match = ftsMatchExpression(terms);
+    const match = ftsMatchExpression(uniqueTerms(terms));
     if (match === null || scopes.length === 0) return [];
+    const m = DEFAULT_RANKING;
     const rows = this.db
       .prepare(
-        `SELECT ${hitColumns('r', 'bm25(fts, 4.0, 1.0, 2.0) AS bm')}
+        `SELECT ${hitColumns('r', 'bm25(fts, ?, ?, ?) AS bm')}
         FROM fts JOIN rev r ON r.rowid = fts.rowid LEFT JOIN weight w ON w.id = r.id
         WHERE fts MATCH ? AND r.scope IN (${scopes.map(() => '?').join(', ')})
-        ORDER BY bm LIMIT ?`,
+        ORDER BY bm, r.id, r.rev LIMIT ?`,
       )
       .raw(true)
-      .all(match, ...scopes, limit) as HitRow[];
+      .all(m.abstractWeight, m.bodyWeight, m.extraWeight, match, ...scopes, limit) as HitRow[];
     return rows.map(toHit);
   }
 }
 
-const WORD_CHAR = /[\p{L}\p{N}]/u;
+/** A term present in one field: abstract, body, extra. */
+const FOUND: FieldCounts[] = [
+  [1, 0, 0],
+  [0, 1, 0],
+  [0, 0, 1],
+];
 
-/** Whether some word in `text` (lower-cased) starts with `stem`: a stemmed-term match. */
-function hasWordFrom(text: string, stem: string): boolean {
-  for (let i = text.indexOf(stem); i >= 0; i = text.indexOf(stem, i + 1)) {
-    if (i === 0 || !WORD_CHAR.test(text[i - 1]!)) return true;
+/** An SQLite varint (FTS5's record format): big-endian 7-bit groups, the ninth byte whole. */
+function readVarint(buf: Buffer, pos: number): [value: number, next: number] {
+  let v = 0;
+  for (let i = 0; i < 8; i++) {
+    const byte = buf[pos + i]!;
+    v = v * 128 + (byte & 0x7f);
+    if ((byte & 0x80) === 0) return [v, pos + i + 1];
   }
-  return false;
+  return [v * 256 + buf[pos + 8]!, pos + 9];
 }

@@ -68,9 +68,10 @@ export async function updateRows(
   const t = p.add(tenant);
   const ids = p.add(views.map((v) => v.id));
   const revs = p.add(views.map((v) => v.rev));
+  const values = views.map((v) => rowValues(v, '')); // once per view: tokenizing is not free
   const arrays = cols.map((k) => {
     const i = ROW_COLUMNS.indexOf(k);
-    return `${p.add(views.map((v) => rowValues(v, '')[i]))}::${ROW_TYPES[k]}[]`;
+    return `${p.add(values.map((row) => row[i]))}::${ROW_TYPES[k]}[]`;
   });
   await c.query(
     `UPDATE revisions r SET ${cols.map((k) => `${k} = u.${k}`).join(', ')}

@@ -4,6 +4,8 @@
 // embedded index. Revision rows are the truth; their lifecycle columns are derived (lineage.ts).
 import type pg from 'pg';
 import { MnemeError } from '../../core/errors.js';
+import type { Revision } from '../../core/types.js';
+import { ftsColumns } from './sql.js';
 
 /** Each entry is one migration; never edit a shipped one, append a new one. */
 export const MIGRATIONS: readonly string[] = [
@@ -203,7 +205,64 @@ WHERE j.target_id IS NOT NULL
     OR (e.d->'data'->'source_bound' = 'true'::jsonb AND jsonb_typeof(e.d->'after') = 'object'))
 ORDER BY j.tenant_id, j.target_id, j.seq DESC;
 `,
+  // 4: the full-text columns hold the index tokens of core/text.ts (stemmed, space-separated,
+  // the same tokens the embedded index holds), indexed as they are ('simple': no stemming, no
+  // stop words), with their number (BM25's document length). RETOKENIZE rewrites the columns of
+  // rows written before.
+  `
+DROP INDEX revisions_tsv;
+ALTER TABLE revisions DROP COLUMN tsv;
+ALTER TABLE revisions ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+  setweight(to_tsvector('simple'::regconfig, fts_abstract), 'A') ||
+  setweight(to_tsvector('simple'::regconfig, fts_extra), 'B') ||
+  setweight(to_tsvector('simple'::regconfig, fts_body), 'C')
+) STORED;
+ALTER TABLE revisions ADD COLUMN fts_len integer GENERATED ALWAYS AS (
+  cardinality(string_to_array(fts_abstract, ' ')) + cardinality(string_to_array(fts_extra, ' '))
+  + cardinality(string_to_array(fts_body, ' '))
+) STORED;
+CREATE INDEX revisions_tsv ON revisions USING gin(tsv);
+CREATE INDEX revisions_tokens ON revisions(tenant_id) INCLUDE (fts_len);
+`,
 ];
+
+/** Work a migration needs done in code, in its transaction, after its SQL (by version). */
+const AFTER: Record<number, (client: pg.PoolClient) => Promise<void>> = { 4: retokenize };
+
+/** Rewrites every revision's full-text columns from its document (migration 4). */
+async function retokenize(client: pg.PoolClient): Promise<void> {
+  let after: [string, string, number] = ['', '', 0];
+  for (;;) {
+    const { rows } = await client.query<{
+      tenant_id: string;
+      id: string;
+      rev: number;
+      doc: string;
+    }>(
+      `SELECT tenant_id, id, rev, doc FROM revisions WHERE (tenant_id, id, rev) > ($1, $2, $3)
+       ORDER BY tenant_id, id, rev LIMIT 500`,
+      after,
+    );
+    if (rows.length === 0) return;
+    const cols = rows.map((r) => ftsColumns(JSON.parse(r.doc) as Revision));
+    await client.query(
+      `UPDATE revisions r SET fts_abstract = u.a, fts_extra = u.e, fts_body = u.b
+       FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[])
+         AS u(t, id, rev, a, e, b)
+       WHERE r.tenant_id = u.t AND r.id = u.id AND r.rev = u.rev`,
+      [
+        rows.map((r) => r.tenant_id),
+        rows.map((r) => r.id),
+        rows.map((r) => r.rev),
+        cols.map((c) => c.abstract),
+        cols.map((c) => c.extra),
+        cols.map((c) => c.body),
+      ],
+    );
+    const last = rows[rows.length - 1]!;
+    after = [last.tenant_id, last.id, last.rev];
+  }
+}
 
 /** An arbitrary constant: the advisory lock class that serialises migrations. */
 const MIGRATION_LOCK = 0x6d6e656d; // "mnem"
@@ -240,6 +299,7 @@ export async function migrate(pool: pg.Pool): Promise<number[]> {
     const applied: number[] = [];
     for (let v = done + 1; v <= MIGRATIONS.length; v++) {
       await client.query(MIGRATIONS[v - 1]!);
+      await AFTER[v]?.(client);
       await client.query('INSERT INTO schema_migrations(version) VALUES ($1)', [v]);
       applied.push(v);
     }

@@ -2,7 +2,7 @@
 // parameter, never part of the SQL), the eligibility predicate mirroring ELIGIBLE in the embedded
 // index, the OR-of-phrases tsquery built from queryTerms, and row ↔ RevisionView mapping.
 import type { Eligibility } from '../../core/eligibility.js';
-import { prepareForIndex, type QueryTerm } from '../../core/text.js';
+import { indexText, termTokens, uniqueTerms, type QueryTerm } from '../../core/text.js';
 import { FAR_FUTURE } from '../../core/time.js';
 import { trustRank, type Revision, type RevisionView } from '../../core/types.js';
 
@@ -15,25 +15,27 @@ export class Params {
   }
 }
 
-/** Latin diacritics folded (FTS5's remove_diacritics), CJK split, NUL bytes dropped. */
-export function ftsText(s: string): string {
-  const folded = s
-    .normalize('NFD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .normalize('NFC');
-  return prepareForIndex(folded).replaceAll('\u0000', ' ');
-}
-
 export const extraText = (v: Pick<Revision, 'type' | 'tags' | 'fields'>) =>
   [v.type, ...v.tags, ...Object.values(v.fields)].join(' ');
 
-/**
- * An OR of one phrase query per term: a word becomes its stemmed lexeme, a CJK run the phrase of
- * its characters. Null when there is nothing to search for.
- */
+/** A revision's full-text columns: its index tokens (core/text.ts), as the embedded index holds them. */
+export const ftsColumns = (
+  v: Pick<Revision, 'abstract' | 'body' | 'type' | 'tags' | 'fields'>,
+) => ({
+  abstract: indexText(v.abstract),
+  extra: indexText(extraText(v)),
+  body: indexText(v.body),
+});
+
+/** One term's tsquery: its index tokens as a phrase (a word: one token). */
+export const termQuery = (t: QueryTerm, p: Params): string =>
+  `phraseto_tsquery('simple', ${p.add(termTokens(t).join(' '))})`;
+
+/** An OR of one phrase query per term. Null when there is nothing to search for. */
 export function tsQuery(terms: readonly QueryTerm[], p: Params): string | null {
-  if (terms.length === 0) return null;
-  return terms.map((t) => `phraseto_tsquery('mneme', ${p.add(ftsText(t.text))})`).join(' || ');
+  const live = uniqueTerms(terms);
+  if (live.length === 0) return null;
+  return live.map((t) => termQuery(t, p)).join(' || ');
 }
 
 /** The eligibility predicate over alias r (the SQL twin of core/eligibility.ts). */
@@ -135,6 +137,11 @@ export const ROW_TYPES: Record<(typeof ROW_COLUMNS)[number], string> = {
   fts_body: 'text',
 };
 
+const ftsRow = (v: RevisionView) => {
+  const c = ftsColumns(v);
+  return { fts_abstract: c.abstract, fts_extra: c.extra, fts_body: c.body };
+};
+
 export function rowValues(v: RevisionView, doc: string): unknown[] {
   const row: Record<(typeof ROW_COLUMNS)[number], unknown> = {
     doc,
@@ -156,9 +163,7 @@ export function rowValues(v: RevisionView, doc: string): unknown[] {
     lineage_end_at: v.lineage_end_at,
     lineage_end: v.lineage_end,
     is_current: v.current,
-    fts_abstract: ftsText(v.abstract),
-    fts_extra: ftsText(extraText(v)),
-    fts_body: ftsText(v.body),
+    ...ftsRow(v),
   };
   return ROW_COLUMNS.map((c) => row[c]);
 }

@@ -30,9 +30,9 @@ function imports(file: string): string[] {
 }
 
 const rules: [string, RegExp][] = [
-  ['core', /^(engine|store|surfaces|bench)\//],
-  ['engine', /^(surfaces|bench)\/|^store\/(?!port|sessions)/],
-  ['store', /^(engine|surfaces|bench)\//],
+  ['core', /^(engine|store|surfaces)\//],
+  ['engine', /^surfaces\/|^store\/(?!port|sessions)/],
+  ['store', /^(engine|surfaces)\//],
 ];
 
 it('dependencies point inward (surfaces → engine → core; adapters implement the port)', () => {
@@ -98,7 +98,7 @@ it('surfaces reach the store only through the composition root', () => {
 });
 
 it('nothing outside the engine reaches through it to its context or store (`.ctx`)', () => {
-  // Surfaces, the composition root and the benchmark tooling alike: what they need of the store
+  // Surfaces and the composition root alike: what they need of the store
   // is a named engine operation. The engine keeps its context in a private field (`#ctx`).
   const violations: string[] = [];
   let scanned = 0;
@@ -120,9 +120,8 @@ it('nothing outside the engine reaches through it to its context or store (`.ctx
 });
 
 it('only the composition root builds stores, archives and engines', () => {
-  // Adapters construct their own parts; the benchmark tooling builds its own fixtures.
-  const exempt = (r: string) =>
-    r === COMPOSE || r === 'engine/engine.ts' || /^(store|bench)\//.test(r);
+  // Adapters construct their own parts.
+  const exempt = (r: string) => r === COMPOSE || r === 'engine/engine.ts' || /^store\//.test(r);
   const construct =
     /\bnew\s+(FileStore|PostgresStore|SessionFiles|Engine)\b|\b(FileStore|PostgresStore)\.open\s*\(|\bopenDatabase\s*\(|\bcreateEngine\s*\(/;
   // A value import of an adapter that opens stores is construction by another name.

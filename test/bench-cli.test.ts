@@ -9,9 +9,13 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { pgSkipReason, throwawayDb } from './pg-fixtures.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const bin = path.join(root, 'bin', 'mneme.js');
+
+// Asked before any test runs, so a busy event loop cannot time the probe out.
+const pgSkip = await pgSkipReason();
 
 const session = (user: string, assistant: string) => [
   { role: 'user', content: user },
@@ -177,3 +181,74 @@ test('mneme bench passes what follows it to the benchmark verbatim, product opti
   assert.equal(db.status, 1);
   assert.match(db.stderr, /unknown option '--db'/);
 });
+
+test(
+  'bench longmemeval --db runs on Postgres, and bench compare finds the same top-10 as on files',
+  {
+    skip: pgSkip ?? false,
+  },
+  async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-bench-test-'));
+    const db = await throwawayDb();
+    try {
+      const data = path.join(dir, 'two.json.gz');
+      fs.writeFileSync(data, zlib.gzipSync(JSON.stringify(fixture)));
+      const env = { ...process.env, MNEME_HOME: path.join(dir, 'home') };
+      const bench = (out: string, extra: string[]) => {
+        const r = spawnSync(
+          process.execPath,
+          [bin, 'bench', 'longmemeval', '--data', data, '--out', out, ...extra],
+          { encoding: 'utf8', env },
+        );
+        assert.equal(r.status, 0, r.stderr);
+        return JSON.parse(fs.readFileSync(out, 'utf8')) as {
+          config: { store: string };
+          questions: { top10: string[] }[];
+        };
+      };
+      const files = bench(path.join(dir, 'files.json'), []);
+      const onPg = bench(path.join(dir, 'pg.json'), ['--db', db.url]);
+      assert.equal(files.config.store, 'files');
+      assert.equal(onPg.config.store, 'postgres');
+      assert.equal(onPg.questions[0]!.top10[0], 's-bike');
+      const cmp = spawnSync(
+        process.execPath,
+        [
+          bin,
+          '--json',
+          'bench',
+          'compare',
+          path.join(dir, 'files.json'),
+          path.join(dir, 'pg.json'),
+        ],
+        { encoding: 'utf8', env },
+      );
+      assert.equal(cmp.status, 0, cmp.stderr);
+      const report = JSON.parse(cmp.stdout) as { questions: number; agreement: number };
+      assert.equal(report.questions, 2);
+      assert.equal(report.agreement, 1);
+      // A run that differs is counted as differing (the comparison can fail).
+      const other = JSON.parse(fs.readFileSync(path.join(dir, 'pg.json'), 'utf8')) as {
+        questions: { top10: string[] }[];
+      };
+      other.questions[0]!.top10 = ['s-tax'];
+      fs.writeFileSync(path.join(dir, 'other.json'), JSON.stringify(other));
+      const diff = spawnSync(
+        process.execPath,
+        [
+          bin,
+          '--json',
+          'bench',
+          'compare',
+          path.join(dir, 'files.json'),
+          path.join(dir, 'other.json'),
+        ],
+        { encoding: 'utf8', env },
+      );
+      assert.equal((JSON.parse(diff.stdout) as { agreement: number }).agreement, 0.5);
+    } finally {
+      await db.drop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);

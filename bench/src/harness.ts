@@ -76,9 +76,8 @@ export async function freshStore(opts: {
   const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-bench-'));
   const pgTenant = opts.db ? await freshTenant(opts.db) : null;
   const engine = await openEngine({
-    store: dir,
     cwd: dir,
-    ...(pgTenant ? { db: opts.db!, tenant: pgTenant } : {}),
+    ...(pgTenant ? { db: opts.db!, tenant: pgTenant } : { store: dir }),
     binding: BENCH_BINDING,
     surface: 'human',
     ...(opts.clock ? { clock: opts.clock } : {}),

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { z } from 'zod';
 import { MnemeError } from '../../core/errors.js';
+import { redactUrl } from '../../core/redact.js';
 import {
   CONFIG_FILE_SETTING,
   expected,
@@ -461,15 +462,7 @@ export function settingValue(s: Settings, key: string): unknown {
 export function shownValue(d: SettingDef, v: unknown): unknown {
   if (v === undefined) return null;
   if (!d.secret) return v;
-  if (d.key === 'store.database_url') {
-    try {
-      const u = new URL(v as string);
-      if (u.password) u.password = '***';
-      return u.toString();
-    } catch {
-      return '(hidden)';
-    }
-  }
+  if (d.key === 'store.database_url') return redactUrl(v as string);
   return '(hidden)';
 }
 

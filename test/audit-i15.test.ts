@@ -2,8 +2,10 @@
 // session archive on Postgres, the complete store port, the closed engine) through the real
 // entry points. Each case pairs the "must not" with the "does" in the same fixture.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { after, describe, it } from 'node:test';
+import pg from 'pg';
 import { cli, tmpDir } from './helpers.js';
 import { pgSkipReason, throwawayDb } from './pg-fixtures.js';
 
@@ -50,6 +52,54 @@ describe('a database password given as a URL parameter is never shown', () => {
         assert.match(missing.stderr, /no tenant "nope"/);
         assert.doesNotMatch(missing.stderr, /s3cret/);
       } finally {
+        await db.drop();
+      }
+    },
+  );
+});
+
+describe('store.lock_timeout_ms holds on Postgres as on files', () => {
+  it(
+    'a --db write waits the configured time for a held tenant lock, then writes once it is free',
+    { skip: pgSkip ?? false },
+    async () => {
+      const db = await throwawayDb(['acme']);
+      const holder = new pg.Client({ connectionString: db.url });
+      await holder.connect();
+      try {
+        // The tenant's write lock, held as another writer would hold it.
+        const key = createHash('sha256').update('acme').digest().readInt32BE(0);
+        await holder.query('SELECT pg_advisory_lock($1, $2)', [0x6d6e6d77, key]);
+        const h = home();
+        const write = (abstract: string) =>
+          cli(
+            [
+              '--db',
+              db.url,
+              '--tenant',
+              'acme',
+              'remember',
+              '--type',
+              'fact',
+              '--abstract',
+              abstract,
+            ],
+            {
+              home: h,
+              env: { MNEME_LOCK_TIMEOUT_MS: '400' },
+            },
+          );
+        const started = Date.now();
+        const held = write('Blocked by the held tenant lock');
+        const waited = Date.now() - started;
+        assert.notEqual(held.code, 0, held.stdout);
+        assert.match(held.stderr, /timed out waiting for the tenant write lock/);
+        assert.ok(waited < 8000, `waited ${waited} ms for a 400 ms lock timeout`);
+        await holder.query('SELECT pg_advisory_unlock($1, $2)', [0x6d6e6d77, key]);
+        const free = write('Written once the tenant lock is free');
+        assert.equal(free.code, 0, free.stderr);
+      } finally {
+        await holder.end();
         await db.drop();
       }
     },

@@ -2,11 +2,12 @@
 // session archive on Postgres, the complete store port, the closed engine) through the real
 // entry points. Each case pairs the "must not" with the "does" in the same fixture.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
-import { cli, tmpDir } from './helpers.js';
+import { BIN, cli, tmpDir } from './helpers.js';
 import { pgSkipReason, throwawayDb } from './pg-fixtures.js';
 
 const pgSkip = await pgSkipReason();
@@ -100,6 +101,59 @@ describe('store.lock_timeout_ms holds on Postgres as on files', () => {
         assert.equal(free.code, 0, free.stderr);
       } finally {
         await holder.end();
+        await db.drop();
+      }
+    },
+  );
+});
+
+describe('store.lock_timeout_ms holds on mneme serve --db', () => {
+  it(
+    'an API write waits the configured time for a held tenant lock, then writes once it is free',
+    { skip: pgSkip ?? false },
+    async () => {
+      const db = await throwawayDb(['acme']);
+      const h = home();
+      const token = cli(['--db', db.url, '--tenant', 'acme', 'token', 'create'], { home: h });
+      assert.equal(token.code, 0, token.stderr);
+      const server = spawn(process.execPath, [BIN, '--db', db.url, 'serve', '--port', '0'], {
+        env: { ...process.env, MNEME_HOME: h, MNEME_LOCK_TIMEOUT_MS: '400' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const holder = new pg.Client({ connectionString: db.url });
+      try {
+        const url = await new Promise<string>((resolve, reject) => {
+          let out = '';
+          server.stdout.on('data', (d: Buffer) => {
+            out += d.toString();
+            const m = /mneme serving (http:\/\/\S+)/.exec(out);
+            if (m) resolve(m[1]!);
+          });
+          server.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
+        });
+        await holder.connect();
+        const key = createHash('sha256').update('acme').digest().readInt32BE(0);
+        await holder.query('SELECT pg_advisory_lock($1, $2)', [0x6d6e6d77, key]);
+        const write = (abstract: string) =>
+          fetch(`${url}/api/memories`, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              authorization: `Bearer ${token.stdout.trim()}`,
+            },
+            body: JSON.stringify({ type: 'fact', abstract }),
+          });
+        const started = Date.now();
+        const held = await write('Blocked by the held tenant lock');
+        const waited = Date.now() - started;
+        assert.notEqual(held.status, 201, await held.text());
+        assert.ok(waited < 8000, `waited ${waited} ms for a 400 ms lock timeout`);
+        await holder.query('SELECT pg_advisory_unlock($1, $2)', [0x6d6e6d77, key]);
+        const free = await write('Written once the tenant lock is free');
+        assert.equal(free.status, 201, await free.text());
+      } finally {
+        server.kill();
+        await holder.end().catch(() => {});
         await db.drop();
       }
     },

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
 import { BIN, cli, tmpDir } from './helpers.js';
@@ -158,4 +159,53 @@ describe('store.lock_timeout_ms holds on mneme serve --db', () => {
       }
     },
   );
+});
+
+describe('a config file that is not valid TOML is refused without its text', () => {
+  it('names the line and column, never the value on it (CLI, a hook); the fixed file is used', () => {
+    const h = home();
+    const file = path.join(h, 'team.toml');
+    fs.writeFileSync(
+      file,
+      '[store]\ndatabase_url = "postgres://u:hunter2@db.example/x\ntenant = "t"\n',
+    );
+    for (const args of [['config'], ['recall', 'anything']]) {
+      const r = cli(['--config', file, ...args], { home: h });
+      assert.equal(r.code, 1, r.stdout);
+      assert.match(r.stderr, /is not valid TOML at line 2, column \d+: control characters/);
+      assert.doesNotMatch(r.stderr, /hunter2/);
+    }
+    const hook = cli(['--config', file, 'hook', 'session-start'], {
+      home: h,
+      input: JSON.stringify({ session_id: 's1', cwd: h }),
+    });
+    assert.equal(hook.code, 0);
+    assert.match(hook.stderr, /not valid TOML at line 2/);
+    assert.doesNotMatch(hook.stderr, /hunter2/);
+    // Does: the same file, fixed, is read (its tenant shows, its password does not).
+    fs.writeFileSync(
+      file,
+      '[store]\ndatabase_url = "postgres://u:hunter2@db.example/x"\ntenant = "t"\n',
+    );
+    const ok = cli(['--config', file, 'config', '--json'], { home: h });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(ok.json().settings['store.tenant'].value, 't');
+    assert.doesNotMatch(ok.stdout, /hunter2/);
+  });
+
+  it("the store's own config.toml: the hook log gets the line number, not the line", () => {
+    const h = home();
+    fs.writeFileSync(
+      path.join(h, 'config.toml'),
+      '[embed]\nurl = "https://embed.example/?key=sk-l3aked\n',
+    );
+    const hook = cli(['hook', 'session-start'], {
+      home: h,
+      input: JSON.stringify({ session_id: 's1', cwd: h }),
+    });
+    assert.equal(hook.code, 0);
+    const log = fs.readFileSync(path.join(h, '.state', 'hooks.log'), 'utf8');
+    assert.match(log, /config\.toml is not valid TOML at line 2/);
+    assert.doesNotMatch(log, /sk-l3aked/);
+  });
 });

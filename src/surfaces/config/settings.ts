@@ -254,7 +254,14 @@ function validateFile(file: string, text: string, storeFile: boolean): Layer {
   try {
     data = toml.parse(text);
   } catch (e) {
-    throw new MnemeError('invalid', `${file} is not valid TOML: ${(e as Error).message}`, {
+    // Where and why, never the line itself: it may hold a password or a key, and this message
+    // reaches terminals, the hook log and an agent's context.
+    const t = e as { message?: string; line?: number; column?: number };
+    const why = String(t.message ?? e)
+      .split('\n')[0]!
+      .replace(/^Invalid TOML document: /, '');
+    const at = Number.isInteger(t.line) ? ` at line ${t.line}, column ${t.column}` : '';
+    throw new MnemeError('invalid', `${file} is not valid TOML${at}: ${why}`, {
       hint: `fix the file (${DOCS_HINT})`,
     });
   }

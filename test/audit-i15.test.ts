@@ -37,6 +37,21 @@ describe('a database password given as a URL parameter is never shown', () => {
     assert.match(shown, /sslmode=require/);
   });
 
+  it('mneme config masks a password or key in an endpoint URL and shows the endpoint', () => {
+    const r = cli(['config', '--json'], {
+      home: home(),
+      env: {
+        MNEME_EMBED_URL: 'https://me:t0ken@embed.example/v1?api-key=k3y',
+        MNEME_OPENAI_BASE_URL: 'https://llm.example/v1?sig=s1g&deployment=d1',
+      },
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stdout, /t0ken|k3y|s1g/);
+    const s = r.json().settings;
+    assert.match(s['embed.url'].value, /^https:\/\/me:\*\*\*@embed\.example\/v1\?/);
+    assert.match(s['openai.base_url'].value, /deployment=d1/);
+  });
+
   it(
     'status and a missing tenant over the real --db store mask it too',
     { skip: pgSkip ?? false },

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { z } from 'zod';
 import { MnemeError } from '../../core/errors.js';
-import { redactUrl } from '../../core/redact.js';
+import { looksLikeUrl, redactUrl } from '../../core/redact.js';
 import {
   CONFIG_FILE_SETTING,
   expected,
@@ -468,9 +468,9 @@ export function settingValue(s: Settings, key: string): unknown {
 /** A setting's value as `mneme config` shows it (secrets hidden). */
 export function shownValue(d: SettingDef, v: unknown): unknown {
   if (v === undefined) return null;
-  if (!d.secret) return v;
-  if (d.key === 'store.database_url') return redactUrl(v as string);
-  return '(hidden)';
+  // Any URL (the database, an endpoint) may carry a password or key: masked, secret or not.
+  if (typeof v === 'string' && looksLikeUrl(v)) return redactUrl(v);
+  return d.secret ? '(hidden)' : v;
 }
 
 export const sourceText = (s: Source): string =>

@@ -224,3 +224,26 @@ describe('a config file that is not valid TOML is refused without its text', () 
     assert.doesNotMatch(log, /sk-l3aked/);
   });
 });
+
+describe("mneme config --check agrees with loading the store's own config.toml", () => {
+  it('refuses a store key in the store file (as loading does); accepts it in another file', () => {
+    const h = home();
+    const own = path.join(h, 'config.toml');
+    fs.writeFileSync(own, '[store]\ntenant = "acme"\n');
+    const load = cli(['recall', 'anything'], { home: h });
+    assert.equal(load.code, 1);
+    assert.match(load.stderr, /store\.tenant cannot be set in the store's own config\.toml/);
+    // The hint's command, run as given, gives the same refusal.
+    const hinted = /`mneme (config --check [^`]+)`/.exec(load.stderr)![1]!.split(' ');
+    const check = cli(hinted, { home: h });
+    assert.equal(check.code, 1, check.stdout);
+    assert.match(check.stderr, /store\.tenant cannot be set in the store's own config\.toml/);
+    assert.equal(cli(['config', '--check', own], { home: h }).code, 1);
+    // Does: the same content in a file given by --config may choose the tenant.
+    const team = path.join(h, 'team.toml');
+    fs.writeFileSync(team, '[store]\ntenant = "acme"\n');
+    const ok = cli(['config', '--check', team], { home: h });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /ok \(1 settings: store\.tenant\)/);
+  });
+});

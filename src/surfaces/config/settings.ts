@@ -285,7 +285,7 @@ function validateFile(file: string, text: string, storeFile: boolean): Layer {
   }
   if (problems.length)
     throw new MnemeError('invalid', `config file ${file}: ${problems.join('; ')}`, {
-      hint: `fix or remove the key (${DOCS_HINT}); \`mneme config --check ${file}\` checks a file`,
+      hint: `fix or remove the key (${DOCS_HINT}); \`mneme config --check ${file}${storeFile ? ' --store-file' : ''}\` checks a file`,
       details: { file, problems },
     });
   return layer;

@@ -247,3 +247,54 @@ describe("mneme config --check agrees with loading the store's own config.toml",
     assert.match(ok.stdout, /ok \(1 settings: store\.tenant\)/);
   });
 });
+
+describe('a duration past what a timer holds is refused, not turned into "at once"', () => {
+  it(
+    'hooks.timeout_ms of 3e9 ms is refused with its range (env, file, --db hook); 30 s is used',
+    { skip: pgSkip ?? false },
+    async () => {
+      const db = await throwawayDb(['acme']);
+      try {
+        const h = home();
+        const flags = ['--db', db.url, '--tenant', 'acme'];
+        const w = cli(
+          [...flags, 'remember', '--type', 'fact', '--abstract', 'Deploys happen on Tuesdays'],
+          { home: h },
+        );
+        assert.equal(w.code, 0, w.stderr);
+        const hook = (timeout: string) =>
+          cli([...flags, 'hook', 'session-start'], {
+            home: h,
+            env: { MNEME_HOOK_TIMEOUT_MS: timeout, XDG_STATE_HOME: h },
+            input: JSON.stringify({ session_id: 's1', cwd: h }),
+          });
+        const long = hook('3000000000');
+        assert.equal(long.code, 0);
+        assert.doesNotMatch(long.stdout, /Tuesdays/);
+        const logFile = fs
+          .readdirSync(path.join(h, 'mneme'))
+          .map((d) => path.join(h, 'mneme', d, '.state', 'hooks.log'))[0]!;
+        const last = () => JSON.parse(fs.readFileSync(logFile, 'utf8').trim().split('\n').at(-1)!);
+        assert.equal(last().outcome, 'error', JSON.stringify(last()));
+        assert.match(
+          last().error,
+          /MNEME_HOOK_TIMEOUT_MS="3000000000" is not a valid hooks\.timeout_ms: expected an integer from 1 to 2147483647/,
+        );
+        fs.writeFileSync(path.join(h, 'config.toml'), '[distill]\ntimeout_ms = 99999999999\n');
+        const bad = cli(['config'], { home: h });
+        assert.equal(bad.code, 1);
+        assert.match(
+          bad.stderr,
+          /distill\.timeout_ms = 99999999999 is not valid: expected an integer from 1 to 2147483647/,
+        );
+        fs.rmSync(path.join(h, 'config.toml'));
+        // Does: a long but representable timeout is used, and the hook injects.
+        const ok = hook('30000');
+        assert.equal(ok.code, 0);
+        assert.match(ok.stdout, /Tuesdays/);
+      } finally {
+        await db.drop();
+      }
+    },
+  );
+});

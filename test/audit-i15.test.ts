@@ -2,13 +2,13 @@
 // session archive on Postgres, the complete store port, the closed engine) through the real
 // entry points. Each case pairs the "must not" with the "does" in the same fixture.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
-import { BIN, cli, tmpDir } from './helpers.js';
+import { BIN, cli, gitRepo, tmpDir } from './helpers.js';
 import { pgSkipReason, throwawayDb } from './pg-fixtures.js';
 
 const pgSkip = await pgSkipReason();
@@ -292,6 +292,124 @@ describe('a duration past what a timer holds is refused, not turned into "at onc
         const ok = hook('30000');
         assert.equal(ok.code, 0);
         assert.match(ok.stdout, /Tuesdays/);
+      } finally {
+        await db.drop();
+      }
+    },
+  );
+});
+
+describe('mneme setup points the hooks at the store the MCP server uses, and writes no password', () => {
+  /** The installed SessionStart command, run as the host runs it: a shell, no store variables. */
+  const runInstalled = (repo: string, h: string) => {
+    const settings = JSON.parse(
+      fs.readFileSync(path.join(repo, '.claude', 'settings.json'), 'utf8'),
+    );
+    const command = settings.hooks.SessionStart[0].hooks[0].command as string;
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      HOME: h,
+      MNEME_DURABLE: '0',
+    };
+    const r = spawnSync('sh', ['-c', command], {
+      cwd: repo,
+      env,
+      input: JSON.stringify({ session_id: 's1', cwd: repo, source: 'startup' }),
+      encoding: 'utf8',
+    });
+    return { command, stdout: r.stdout };
+  };
+  const noStoreEnv = (h: string) => ({
+    MNEME_HOME: '',
+    HOME: h,
+    XDG_STATE_HOME: path.join(h, 'state'),
+  });
+
+  it('--store DIR: the installed hook injects from DIR, not ~/.mneme', () => {
+    const h = home();
+    const repo = gitRepo('git@github.com:acme/setup-files.git');
+    dirs.push(repo);
+    const store = path.join(h, 'team-store');
+    const w = cli(
+      ['--store', store, 'remember', '--type', 'fact', '--abstract', 'Releases are cut on Mondays'],
+      { home: h, cwd: repo, env: noStoreEnv(h) },
+    );
+    assert.equal(w.code, 0, w.stderr);
+    const setup = cli(['--store', store, 'setup', 'claude-code', '--project'], {
+      home: h,
+      cwd: repo,
+      env: noStoreEnv(h),
+    });
+    assert.equal(setup.code, 0, setup.stderr);
+    const mcp = JSON.parse(fs.readFileSync(path.join(repo, '.mcp.json'), 'utf8'));
+    assert.equal(mcp.mcpServers.mneme.env.MNEME_HOME, store);
+    const hook = runInstalled(repo, h);
+    assert.match(hook.stdout, /Releases are cut on Mondays/, hook.command);
+    assert.equal(fs.existsSync(path.join(h, '.mneme')), false, 'the hook opened ~/.mneme');
+  });
+
+  it(
+    '--db: a URL with a password is refused; without one (or from --config) the hook reaches the tenant',
+    { skip: pgSkip ?? false },
+    async () => {
+      const db = await throwawayDb(['acme']);
+      try {
+        const h = home();
+        const repo = gitRepo('git@github.com:acme/setup-pg.git');
+        dirs.push(repo);
+        const withPw = `${db.url}${db.url.includes('?') ? '&' : '?'}password=hunter2`;
+        const w = cli(
+          [
+            '--db',
+            db.url,
+            '--tenant',
+            'acme',
+            'remember',
+            '--type',
+            'fact',
+            '--abstract',
+            'The tenant deploys on Wednesdays',
+          ],
+          { home: h, cwd: repo, env: noStoreEnv(h) },
+        );
+        assert.equal(w.code, 0, w.stderr);
+        const refused = cli(
+          ['--db', withPw, '--tenant', 'acme', 'setup', 'claude-code', '--project'],
+          { home: h, cwd: repo, env: noStoreEnv(h) },
+        );
+        assert.notEqual(refused.code, 0, refused.stdout);
+        assert.match(refused.stderr, /would write the database password/);
+        assert.match(refused.stderr, /--config FILE/);
+        assert.equal(fs.existsSync(path.join(repo, '.mcp.json')), false);
+        // Does: a URL without a password.
+        const ok = cli(['--db', db.url, '--tenant', 'acme', 'setup', 'claude-code', '--project'], {
+          home: h,
+          cwd: repo,
+          env: noStoreEnv(h),
+        });
+        assert.equal(ok.code, 0, ok.stderr);
+        assert.equal(
+          JSON.parse(fs.readFileSync(path.join(repo, '.mcp.json'), 'utf8')).mcpServers.mneme.env
+            .MNEME_TENANT,
+          'acme',
+        );
+        const hook = runInstalled(repo, h);
+        assert.match(hook.stdout, /The tenant deploys on Wednesdays/, hook.command);
+        // Does: the password in a --config file, which the host files only name.
+        const file = path.join(h, 'team.toml');
+        fs.writeFileSync(file, `[store]\ndatabase_url = "${withPw}"\ntenant = "acme"\n`);
+        const viaFile = cli(['--config', file, 'setup', 'claude-code', '--project'], {
+          home: h,
+          cwd: repo,
+          env: noStoreEnv(h),
+        });
+        assert.equal(viaFile.code, 0, viaFile.stderr);
+        for (const f of ['.mcp.json', path.join('.claude', 'settings.json')])
+          assert.doesNotMatch(fs.readFileSync(path.join(repo, f), 'utf8'), /hunter2/, f);
+        const viaHook = runInstalled(repo, h);
+        assert.match(viaHook.command, /--config /);
+        assert.match(viaHook.stdout, /The tenant deploys on Wednesdays/, viaHook.command);
+        assert.equal(fs.existsSync(path.join(h, '.mneme')), false, 'a hook opened ~/.mneme');
       } finally {
         await db.drop();
       }

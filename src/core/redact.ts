@@ -20,3 +20,13 @@ export function redactUrl(url: string): string {
 
 /** Whether a setting's text is a URL (shown only through redactUrl). */
 export const looksLikeUrl = (v: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(v.trim());
+
+/** Whether a URL carries a password or key redactUrl would mask (or does not parse at all). */
+export function urlHasSecret(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return u.password !== '' || [...u.searchParams.keys()].some((n) => SECRET_PARAM.test(n));
+  } catch {
+    return true;
+  }
+}

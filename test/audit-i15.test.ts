@@ -416,3 +416,37 @@ describe('mneme setup points the hooks at the store the MCP server uses, and wri
     },
   );
 });
+
+describe('a config file is read with a cap, never a FIFO or a device', () => {
+  it('a FIFO as config.toml or --config /dev/zero is refused at once; a regular file is read', () => {
+    const h = home();
+    const own = path.join(h, 'config.toml');
+    assert.equal(spawnSync('mkfifo', [own]).status, 0);
+    const run = (args: string[], input = '') =>
+      spawnSync(process.execPath, [BIN, ...args], {
+        env: { ...process.env, MNEME_HOME: h, MNEME_DURABLE: '0' },
+        input,
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+    const hook = run(['hook', 'session-start'], JSON.stringify({ session_id: 's1', cwd: h }));
+    assert.equal(hook.error, undefined, 'the hook hung on the FIFO');
+    assert.equal(hook.status, 0);
+    const log = fs.readFileSync(path.join(h, '.state', 'hooks.log'), 'utf8');
+    assert.match(log, /config\.toml is not a regular file \(a FIFO\)/);
+    const recall = run(['recall', 'anything']);
+    assert.equal(recall.error, undefined, 'recall hung on the FIFO');
+    assert.equal(recall.status, 1);
+    assert.match(recall.stderr, /not a regular file \(a FIFO\)/);
+    const zero = run(['--config', '/dev/zero', 'recall', 'anything']);
+    assert.equal(zero.error, undefined, 'reading /dev/zero did not stop');
+    assert.equal(zero.status, 1);
+    assert.match(zero.stderr, /the config file \/dev\/zero is not a regular file \(a device\)/);
+    // Does: the same path as a regular file is read.
+    fs.rmSync(own);
+    fs.writeFileSync(own, '[inject]\nmax_lines = 7\n');
+    const ok = run(['config', '--json']);
+    assert.equal(ok.status, 0, ok.stderr);
+    assert.equal(JSON.parse(ok.stdout).settings['inject.max_lines'].value, 7);
+  });
+});

@@ -12,6 +12,7 @@ import path from 'node:path';
 import type { z } from 'zod';
 import { MnemeError } from '../../core/errors.js';
 import { looksLikeUrl, redactUrl } from '../../core/redact.js';
+import { readInputFile } from '../input-file.js';
 import {
   CONFIG_FILE_SETTING,
   expected,
@@ -233,19 +234,18 @@ function fileLayer(file: string, storeFile: boolean, source: Source): Layer {
   return layer;
 }
 
+/** The most a config file may hold (a settings file is a few hundred bytes). */
+export const CONFIG_FILE_CAP = 1024 * 1024;
+
 function readConfig(file: string, source: Source): string {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    throw new MnemeError(
-      'invalid',
-      `cannot read the config file ${file}: ${err.code === 'ENOENT' ? 'it does not exist' : err.message}`,
-      {
-        hint: `check the path${source.kind === 'flag' ? ' given to --config' : source.kind === 'env' ? ` in ${source.name}` : ''} (${DOCS_HINT})`,
-      },
-    );
-  }
+  const hint = `check the path${source.kind === 'flag' ? ' given to --config' : source.kind === 'env' ? ` in ${source.name}` : ''} (${DOCS_HINT})`;
+  if (!fs.existsSync(file))
+    throw new MnemeError('invalid', `cannot read the config file ${file}: it does not exist`, {
+      hint,
+    });
+  // A regular file, read with a cap: a FIFO would hang every command and hook (before any
+  // timeout is armed) and /dev/zero would fill memory.
+  return readInputFile(file, { cap: CONFIG_FILE_CAP, what: 'the config file' }).toString('utf8');
 }
 
 function validateFile(file: string, text: string, storeFile: boolean): Layer {

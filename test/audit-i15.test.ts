@@ -448,5 +448,12 @@ describe('a config file is read with a cap, never a FIFO or a device', () => {
     const ok = run(['config', '--json']);
     assert.equal(ok.status, 0, ok.stderr);
     assert.equal(JSON.parse(ok.stdout).settings['inject.max_lines'].value, 7);
+    // The hook's checked copy of config.toml is read the same way: a FIFO there is passed over.
+    const checked = path.join(h, '.state', 'config.checked.json');
+    fs.rmSync(checked, { force: true });
+    assert.equal(spawnSync('mkfifo', [checked]).status, 0);
+    const again = run(['hook', 'session-start'], JSON.stringify({ session_id: 's2', cwd: h }));
+    assert.equal(again.error, undefined, 'the hook hung on the FIFO');
+    assert.ok(fs.statSync(checked).isFile(), 'the checked copy was written again');
   });
 });

@@ -303,7 +303,9 @@ function checkedCopy(file: string, text: string) {
   return {
     read(): Layer | null {
       try {
-        const c = JSON.parse(fs.readFileSync(at, 'utf8')) as {
+        const c = JSON.parse(
+          readInputFile(at, { cap: CONFIG_FILE_CAP, what: 'the checked config' }).toString('utf8'),
+        ) as {
           hash?: string;
           values?: Record<string, unknown>;
         };

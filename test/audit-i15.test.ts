@@ -410,6 +410,13 @@ describe('mneme setup points the hooks at the store the MCP server uses, and wri
         assert.match(viaHook.command, /--config /);
         assert.match(viaHook.stdout, /The tenant deploys on Wednesdays/, viaHook.command);
         assert.equal(fs.existsSync(path.join(h, '.mneme')), false, 'a hook opened ~/.mneme');
+        // Uninstalling writes no URL, so the password is no reason to refuse it.
+        const off = cli(
+          ['--db', withPw, '--tenant', 'acme', 'setup', 'claude-code', '--project', '--uninstall'],
+          { home: h, cwd: repo, env: noStoreEnv(h) },
+        );
+        assert.equal(off.code, 0, off.stderr);
+        assert.equal(fs.existsSync(path.join(repo, '.mcp.json')), false);
       } finally {
         await db.drop();
       }

@@ -71,7 +71,7 @@ export function registerHostCommands(c: CliContext): void {
         const fromNamed = (key: string) => named && settings.sources[key]!.kind === 'file';
         if (target.kind === 'postgres') {
           if (!fromNamed('store.database_url')) {
-            if (urlHasSecret(target.url))
+            if (urlHasSecret(target.url) && o.uninstall !== true)
               throw new MnemeError(
                 'refused',
                 'setup would write the database password into the host’s config files',

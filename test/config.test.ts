@@ -64,7 +64,7 @@ describe('config.toml is validated', () => {
     assert.equal(r.code, 1);
     assert.match(
       r.stderr,
-      /store\.lock_timeout_ms = "soon" is not valid: expected an integer ≥ 1 \(milliseconds\)/,
+      /store\.lock_timeout_ms = "soon" is not valid: expected an integer from 1 to 2147483647 \(milliseconds\)/,
     );
     fs.writeFileSync(path.join(home, 'config.toml'), '[inject]\nmax_bytes = 4096\n');
     const env = cli(['recall', 'x'], { home, env: { MNEME_INJECT_MAX_BYTES: 'lots' } });

@@ -83,7 +83,12 @@ describe('mneme setup claude-code --user', () => {
     const pre = s.hooks.PreToolUse as { matcher: string; hooks: { command: string }[] }[];
     assert.ok(pre.some((g) => g.matcher === 'Bash' && g.hooks[0]!.command === 'echo audit'));
     const ours = pre.find((g) => g.matcher === 'Edit|Write|MultiEdit')!;
-    assert.match(ours.hooks[0]!.command, /mneme(\.js)?"? hook pre-tool-use$/);
+    // The hooks run on the same store as the MCP server (here the one MNEME_HOME named).
+    assert.ok(
+      ours.hooks[0]!.command.endsWith(` hook pre-tool-use --store ${path.join(tmp, 'store')}`),
+      ours.hooks[0]!.command,
+    );
+    assert.match(ours.hooks[0]!.command, /mneme(\.js)?"? hook pre-tool-use /);
     for (const ev of ['SessionStart', 'Stop', 'SessionEnd', 'PreCompact']) assert.ok(s.hooks[ev]);
     assert.equal(s.hooks.UserPromptSubmit, undefined, 'the prompt hook is off by default');
 
@@ -188,7 +193,10 @@ describe('mneme setup codex', () => {
     assert.match(text, /\[mcp_servers\.mneme\]\ncommand = ".+"\nargs = \[.*"mcp"\]/);
     const h = JSON.parse(read(hooks()));
     assert.ok(h.hooks.SessionStart && h.hooks.PreToolUse && h.hooks.Stop);
-    assert.match(h.hooks.SessionStart[0].hooks[0].command, / hook session-start --host codex$/);
+    assert.match(
+      h.hooks.SessionStart[0].hooks[0].command,
+      / hook session-start --host codex --store \S+$/,
+    );
     const second = json(['setup', 'codex']);
     assert.deepEqual(
       second.files.map((f: { action: string }) => f.action),

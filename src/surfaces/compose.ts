@@ -75,7 +75,10 @@ async function storeFrom(l: LoadedSettings, deferRebuild: boolean): Promise<Stor
   if (target.kind === 'postgres') {
     // pg is loaded only when a database is used, so the embedded path starts fast.
     const { PostgresStore } = await import('../store/postgres/postgres-store.js');
-    return PostgresStore.open(target.url, { tenant: target.tenant });
+    return PostgresStore.open(target.url, {
+      tenant: target.tenant,
+      lockTimeoutMs: l.settings.store.lock_timeout_ms,
+    });
   }
   return FileStore.open(target.root, {
     durable: l.settings.store.durable,
@@ -254,19 +257,16 @@ export async function composeServedTenants(o: {
   /** The command's settings (else the environment's: there is no store directory). */
   settings?: LoadedSettings;
 }): Promise<ServedTenants> {
+  const settings = (o.settings ?? loadSettings({}, o.env ?? process.env, { storeFile: false }))
+    .settings;
+  const embedder: Embedder | undefined = embedderFrom(settings);
   const { openDatabase } = await import('../store/postgres/database.js');
-  const database = await openDatabase(o.db, { poolSize: o.poolSize });
+  const database = await openDatabase(o.db, {
+    poolSize: o.poolSize,
+    lockTimeoutMs: settings.store.lock_timeout_ms,
+  });
   const clock = o.clock ?? systemClock;
   const registry = new SchemaRegistry();
-  let embedder: Embedder | undefined;
-  try {
-    embedder = embedderFrom(
-      (o.settings ?? loadSettings({}, o.env ?? process.env, { storeFile: false })).settings,
-    );
-  } catch (e) {
-    await database.close();
-    throw e;
-  }
   const stores = new Map<string, Store>();
   const storeOf = (tenant: string | null): Store => {
     const s = tenant === null ? undefined : stores.get(tenant);

@@ -19,7 +19,7 @@ export interface Database {
 
 export async function openDatabase(
   url: string,
-  opts: { poolSize?: number } = {},
+  opts: { poolSize?: number; lockTimeoutMs?: number } = {},
 ): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 20 });
   pool.on('error', () => {});
@@ -40,7 +40,11 @@ export async function openDatabase(
         s = (async () => {
           if (!(await tenantExists(pool, tenant)))
             throw new MnemeError('not_found', `no tenant "${tenant}"`);
-          return PostgresStore.forTenant(pool, { tenant, location });
+          return PostgresStore.forTenant(pool, {
+            tenant,
+            location,
+            ...(opts.lockTimeoutMs !== undefined ? { lockTimeoutMs: opts.lockTimeoutMs } : {}),
+          });
         })();
         s.catch(() => stores.delete(tenant));
         stores.set(tenant, s);

@@ -2,6 +2,7 @@
 // a lock timeout is `locked`, an unreachable server says which URL and what to check.
 import pg from 'pg';
 import { MnemeError } from '../../core/errors.js';
+import { redactUrl } from '../../core/redact.js';
 
 interface PgLike {
   code?: string;
@@ -46,16 +47,7 @@ export function connectionError(e: unknown, url: string | null): MnemeError {
   );
 }
 
-/** The URL without its password, for status output and error messages. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres://…';
-  }
-}
+export { redactUrl };
 
 /** Database and connection errors get the store's vocabulary; anything else passes unchanged. */
 export function fromDb(e: unknown): unknown {

@@ -9,6 +9,7 @@ import {
   sourceText,
   type Source,
 } from '../config/settings.js';
+import { storeTarget } from '../open.js';
 import { table } from './format.js';
 import type { CliContext } from './run.js';
 
@@ -24,7 +25,11 @@ export function registerConfig(c: CliContext): void {
     .action((o: { check?: string; storeFile?: boolean }) => {
       if (o.check !== undefined) {
         const file = path.resolve(o.check);
-        const keys = checkConfigFile(file, { storeFile: o.storeFile === true });
+        // The store's own config.toml is checked as what it is (it may not choose the store),
+        // so the check agrees with loading it.
+        const target = storeTarget(c.globals(), c.io.env);
+        const own = target.kind === 'files' && file === path.join(target.root, 'config.toml');
+        const keys = checkConfigFile(file, { storeFile: o.storeFile === true || own });
         c.out(
           { file, ok: true, keys },
           () => `${file}: ok (${keys.length} settings: ${keys.join(', ') || 'none'})`,

@@ -4,6 +4,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import { Option } from 'commander';
+import { MnemeError } from '../../core/errors.js';
+import { urlHasSecret } from '../../core/redact.js';
 import { mnemeBin } from '../install-root.js';
 import { openEngine } from '../compose.js';
 import { childStore, localRoot } from '../open.js';
@@ -56,15 +58,38 @@ export function registerHostCommands(c: CliContext): void {
         }
         const settings = c.settings();
         const target = settings.target();
+        // The MCP server (its environment) and the hooks (flags on their command lines) are
+        // pointed at the same store; the host files hold no password.
         const serverEnv: Record<string, string> = {};
+        const hookStoreArgs: string[] = [];
+        const named = settings.file && settings.file.source.kind !== 'file';
+        if (named) {
+          // A config file named by --config or $MNEME_CONFIG goes along (the store's own is found).
+          serverEnv.MNEME_CONFIG = settings.file!.path;
+          hookStoreArgs.push('--config', settings.file!.path);
+        }
+        const fromNamed = (key: string) => named && settings.sources[key]!.kind === 'file';
         if (target.kind === 'postgres') {
-          serverEnv.MNEME_DATABASE_URL = target.url;
-          serverEnv.MNEME_TENANT = target.tenant;
-        } else if (settings.sources['store.home']!.kind !== 'default')
+          if (!fromNamed('store.database_url')) {
+            if (urlHasSecret(target.url) && o.uninstall !== true)
+              throw new MnemeError(
+                'refused',
+                'setup would write the database password into the host’s config files',
+                {
+                  hint: 'put store.database_url in a config file and run `mneme --config FILE setup …`, or give the password through PGPASSWORD or ~/.pgpass and pass a URL without it',
+                },
+              );
+            serverEnv.MNEME_DATABASE_URL = target.url;
+            hookStoreArgs.push('--db', target.url);
+          }
+          if (!fromNamed('store.tenant')) {
+            serverEnv.MNEME_TENANT = target.tenant;
+            hookStoreArgs.push('--tenant', target.tenant);
+          }
+        } else if (settings.sources['store.home']!.kind !== 'default' && !fromNamed('store.home')) {
           serverEnv.MNEME_HOME = target.root;
-        // A config file named by --config or $MNEME_CONFIG goes along (the store's own is found).
-        if (settings.file && settings.file.source.kind !== 'file')
-          serverEnv.MNEME_CONFIG = settings.file.path;
+          hookStoreArgs.push('--store', target.root);
+        }
         const { runSetup } = await import('../setup/setup.js');
         const r = runSetup({
           host: host as Host,
@@ -76,6 +101,7 @@ export function registerHostCommands(c: CliContext): void {
           project: projectOf(io.cwd),
           invocation: resolveInvocation(io.env, mnemeBin()),
           serverEnv,
+          hookStoreArgs,
           now: new Date(),
         });
         c.out(r, () =>

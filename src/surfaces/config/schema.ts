@@ -33,6 +33,12 @@ const intKind = (min?: number, max?: number, unit?: string): Kind<number> => ({
 const numKind = (min?: number, max?: number, unit?: string): Kind<number> => ({
   spec: { type: 'number', min, max, unit },
 });
+/**
+ * A duration in milliseconds. Node's timers (and Postgres's lock_timeout) hold at most 2^31 - 1
+ * ms; past it a timer fires at once, so a "wait very long" value would mean "give up now".
+ */
+export const MAX_MS = 2 ** 31 - 1;
+const msKind = (): Kind<number> => intKind(1, MAX_MS, 'milliseconds');
 const boolKind: Kind<boolean> = { spec: { type: 'bool' } };
 const strKind = (what: string): Kind<string> => ({ spec: { type: 'string', what } });
 const oneOf = <T extends string>(values: readonly [T, ...T[]]): Kind<T> => ({
@@ -166,7 +172,7 @@ export const SETTINGS = {
     lock_timeout_ms: def({
       key: 'store.lock_timeout_ms',
       env: 'MNEME_LOCK_TIMEOUT_MS',
-      kind: intKind(1, undefined, 'milliseconds'),
+      kind: msKind(),
       default: 10_000,
       meaning: 'how long a writer waits for the store lock before a `locked` error',
     }),
@@ -237,7 +243,7 @@ export const SETTINGS = {
     timeout_ms: def({
       key: 'embed.timeout_ms',
       env: 'MNEME_EMBED_TIMEOUT_MS',
-      kind: intKind(1, undefined, 'milliseconds'),
+      kind: msKind(),
       default: 15_000,
       meaning: 'how long one embedding request may take',
     }),
@@ -304,7 +310,7 @@ export const SETTINGS = {
     timeout_ms: def({
       key: 'distill.timeout_ms',
       env: 'MNEME_DISTILL_TIMEOUT_MS',
-      kind: intKind(1, undefined, 'milliseconds'),
+      kind: msKind(),
       default: 180_000,
       meaning: 'how long one executor run may take',
     }),
@@ -355,7 +361,7 @@ export const SETTINGS = {
     timeout_ms: def({
       key: 'hooks.timeout_ms',
       env: 'MNEME_HOOK_TIMEOUT_MS',
-      kind: intKind(1, undefined, 'milliseconds'),
+      kind: msKind(),
       default: undefined,
       defaultText: '900 for injecting hooks, 5000 for the others',
       meaning: 'a hook past this time logs a timeout and exits 0',
@@ -432,14 +438,14 @@ export const SETTINGS = {
     headers_timeout_ms: def({
       key: 'serve.headers_timeout_ms',
       env: 'MNEME_HTTP_HEADERS_TIMEOUT_MS',
-      kind: intKind(1, undefined, 'milliseconds'),
+      kind: msKind(),
       default: 10_000,
       meaning: '`mneme serve` cuts off a client whose request headers take longer',
     }),
     request_timeout_ms: def({
       key: 'serve.request_timeout_ms',
       env: 'MNEME_HTTP_REQUEST_TIMEOUT_MS',
-      kind: intKind(1, undefined, 'milliseconds'),
+      kind: msKind(),
       default: 60_000,
       meaning: '`mneme serve` cuts off a request that takes longer (at least the headers timeout)',
     }),

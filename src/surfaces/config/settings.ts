@@ -11,6 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { z } from 'zod';
 import { MnemeError } from '../../core/errors.js';
+import { looksLikeUrl, redactUrl } from '../../core/redact.js';
+import { readInputFile } from '../input-file.js';
 import {
   CONFIG_FILE_SETTING,
   expected,
@@ -232,19 +234,18 @@ function fileLayer(file: string, storeFile: boolean, source: Source): Layer {
   return layer;
 }
 
+/** The most a config file may hold (a settings file is a few hundred bytes). */
+export const CONFIG_FILE_CAP = 1024 * 1024;
+
 function readConfig(file: string, source: Source): string {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    throw new MnemeError(
-      'invalid',
-      `cannot read the config file ${file}: ${err.code === 'ENOENT' ? 'it does not exist' : err.message}`,
-      {
-        hint: `check the path${source.kind === 'flag' ? ' given to --config' : source.kind === 'env' ? ` in ${source.name}` : ''} (${DOCS_HINT})`,
-      },
-    );
-  }
+  const hint = `check the path${source.kind === 'flag' ? ' given to --config' : source.kind === 'env' ? ` in ${source.name}` : ''} (${DOCS_HINT})`;
+  if (!fs.existsSync(file))
+    throw new MnemeError('invalid', `cannot read the config file ${file}: it does not exist`, {
+      hint,
+    });
+  // A regular file, read with a cap: a FIFO would hang every command and hook (before any
+  // timeout is armed) and /dev/zero would fill memory.
+  return readInputFile(file, { cap: CONFIG_FILE_CAP, what: 'the config file' }).toString('utf8');
 }
 
 function validateFile(file: string, text: string, storeFile: boolean): Layer {
@@ -253,7 +254,14 @@ function validateFile(file: string, text: string, storeFile: boolean): Layer {
   try {
     data = toml.parse(text);
   } catch (e) {
-    throw new MnemeError('invalid', `${file} is not valid TOML: ${(e as Error).message}`, {
+    // Where and why, never the line itself: it may hold a password or a key, and this message
+    // reaches terminals, the hook log and an agent's context.
+    const t = e as { message?: string; line?: number; column?: number };
+    const why = String(t.message ?? e)
+      .split('\n')[0]!
+      .replace(/^Invalid TOML document: /, '');
+    const at = Number.isInteger(t.line) ? ` at line ${t.line}, column ${t.column}` : '';
+    throw new MnemeError('invalid', `${file} is not valid TOML${at}: ${why}`, {
       hint: `fix the file (${DOCS_HINT})`,
     });
   }
@@ -277,7 +285,7 @@ function validateFile(file: string, text: string, storeFile: boolean): Layer {
   }
   if (problems.length)
     throw new MnemeError('invalid', `config file ${file}: ${problems.join('; ')}`, {
-      hint: `fix or remove the key (${DOCS_HINT}); \`mneme config --check ${file}\` checks a file`,
+      hint: `fix or remove the key (${DOCS_HINT}); \`mneme config --check ${file}${storeFile ? ' --store-file' : ''}\` checks a file`,
       details: { file, problems },
     });
   return layer;
@@ -295,7 +303,9 @@ function checkedCopy(file: string, text: string) {
   return {
     read(): Layer | null {
       try {
-        const c = JSON.parse(fs.readFileSync(at, 'utf8')) as {
+        const c = JSON.parse(
+          readInputFile(at, { cap: CONFIG_FILE_CAP, what: 'the checked config' }).toString('utf8'),
+        ) as {
           hash?: string;
           values?: Record<string, unknown>;
         };
@@ -460,17 +470,9 @@ export function settingValue(s: Settings, key: string): unknown {
 /** A setting's value as `mneme config` shows it (secrets hidden). */
 export function shownValue(d: SettingDef, v: unknown): unknown {
   if (v === undefined) return null;
-  if (!d.secret) return v;
-  if (d.key === 'store.database_url') {
-    try {
-      const u = new URL(v as string);
-      if (u.password) u.password = '***';
-      return u.toString();
-    } catch {
-      return '(hidden)';
-    }
-  }
-  return '(hidden)';
+  // Any URL (the database, an endpoint) may carry a password or key: masked, secret or not.
+  if (typeof v === 'string' && looksLikeUrl(v)) return redactUrl(v);
+  return d.secret ? '(hidden)' : v;
 }
 
 export const sourceText = (s: Source): string =>

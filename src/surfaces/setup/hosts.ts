@@ -55,16 +55,26 @@ const CODEX_EVENTS: HookEvent[] = [
 const quote = (s: string) => (/^[A-Za-z0-9_./:@=-]+$/.test(s) ? s : JSON.stringify(s));
 
 /** `mneme hook <event>`; hosts other than Claude Code (the hook's default) name themselves. */
-export const hookCommand = (inv: Invocation, event: string, host: Host = 'claude-code') =>
+export const hookCommand = (
+  inv: Invocation,
+  event: string,
+  host: Host = 'claude-code',
+  storeArgs: readonly string[] = [],
+) =>
   [inv.command, ...inv.args]
     .map(quote)
-    .concat('hook', event, ...(host === 'claude-code' ? [] : ['--host', host]))
+    .concat(
+      'hook',
+      event,
+      ...(host === 'claude-code' ? [] : ['--host', host]),
+      ...storeArgs.map(quote),
+    )
     .join(' ');
 
 export function hookSpecs(
   host: Host,
   inv: Invocation,
-  opts: { promptHook?: boolean; all?: boolean } = {},
+  opts: { promptHook?: boolean; all?: boolean; storeArgs?: readonly string[] } = {},
 ): HookSpec[] {
   const events = host === 'claude-code' ? CLAUDE_EVENTS : host === 'codex' ? CODEX_EVENTS : [];
   return events
@@ -73,7 +83,7 @@ export function hookSpecs(
       hostEvent: e.hostEvent,
       event: e.event,
       ...(e.matcher ? { matcher: e.matcher } : {}),
-      command: hookCommand(inv, e.event, host),
+      command: hookCommand(inv, e.event, host, opts.storeArgs),
       timeout: 10,
     }));
 }

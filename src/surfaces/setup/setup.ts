@@ -36,6 +36,8 @@ export interface SetupRequest {
   invocation: Invocation;
   /** Environment the MCP server needs (MNEME_HOME when the store is not the default). */
   serverEnv: Record<string, string>;
+  /** The same store for the hooks, as flags after `hook <event>` (none for the default store). */
+  hookStoreArgs?: string[];
   now: Date;
 }
 
@@ -56,7 +58,10 @@ export interface SetupReport {
 }
 
 export function runSetup(req: SetupRequest): SetupReport {
-  const specs = hookSpecs(req.host, req.invocation, { promptHook: req.promptHook });
+  const specs = hookSpecs(req.host, req.invocation, {
+    promptHook: req.promptHook,
+    storeArgs: req.hookStoreArgs,
+  });
   const files = targets(req.host, req.scope, { home: req.home, project: req.project }, specs);
   const report: SetupReport = {
     host: req.host,

@@ -64,11 +64,19 @@ test('a text is indexed and searched as the same stemmed tokens', () => {
   // The query side is the same tokenizer: its stems match the indexed ones.
   const terms = queryTerms('deployed production 東京');
   assert.equal(ftsMatchExpression(terms), '"deploi" OR "product" OR "東 京"');
-  // Two words with one stem are one term (both indexes would count it once).
+  // Each word of the query is a term, two words with one stem too: BM25 sums over the query's
+  // words (query term frequency), so "deploys … deployed" weighs that stem twice. A word given
+  // twice is one term, and a word with no index tokens none.
+  const unique = uniqueTerms([
+    ...queryTerms('deploy deploys deployed'),
+    { text: 'deploy', phrase: false },
+    { text: '!', phrase: false },
+  ]);
   assert.deepEqual(
-    uniqueTerms(queryTerms('deploy deploys deployed')).map((t) => t.text),
-    ['deploy'],
+    unique.map((t) => t.text),
+    ['deploy', 'deploys', 'deployed'],
   );
+  assert.equal(ftsMatchExpression(unique), '"deploi" OR "deploi" OR "deploi"');
   assert.equal(ftsMatchExpression(queryTerms('!!!')), null);
 });
 

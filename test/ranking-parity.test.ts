@@ -59,6 +59,7 @@ const QUERIES = [
   '東京 deploys', // a CJK phrase
   'billing reports for finance', // feedback-weighted pair
   'rollback pipeline staging', // common words, prf on
+  'deploys deployed kubernetes', // two forms of one stem: it counts twice on both
   'what is it', // stop words only
 ];
 

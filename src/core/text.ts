@@ -136,14 +136,16 @@ export function asksForSeveral(query: string): boolean {
 }
 
 /**
- * Terms as a store searches them: each with index tokens, one per distinct token run (two words
- * with one stem are one term, as both indexes would count them once).
+ * Terms as a store searches them: the distinct words that have index tokens. Two words with one
+ * stem stay two terms: BM25 sums over the query's words (query term frequency), so a word asked
+ * in two forms ("artists … artist", as feedback terms often are) weighs twice, as FTS5 counts
+ * each phrase of a MATCH and Postgres each term of the request.
  */
 export function uniqueTerms(terms: readonly QueryTerm[]): QueryTerm[] {
   const seen = new Set<string>();
   return terms.filter((t) => {
-    const key = termTokens(t).join(' ');
-    if (key === '' || seen.has(key)) return false;
+    const key = t.text;
+    if (termTokens(t).length === 0 || seen.has(key)) return false;
     seen.add(key);
     return true;
   });

@@ -151,6 +151,13 @@ export function uniqueTerms(terms: readonly QueryTerm[]): QueryTerm[] {
   });
 }
 
+/** A query as the ranking model scores it: its distinct terms, their tokens, which are phrases. */
+export function queryShape(terms: readonly QueryTerm[]) {
+  const distinct = uniqueTerms(terms);
+  const tokens = distinct.map(termTokens);
+  return { terms: distinct, tokens, phrase: tokens.map((t) => t.length > 1) };
+}
+
 /** Extracts search terms; falls back to stop words when the query is nothing but stop words. */
 export function queryTerms(query: string): QueryTerm[] {
   const out: QueryTerm[] = [];

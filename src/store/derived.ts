@@ -2,9 +2,22 @@
 // source-bound write is fresh; a `check_source` entry records its verdict) and the weight
 // passes (`sleep_pass` entries name, per scope, the watermark its weights were computed at).
 // The adapters only store the result (files: the index's fresh and weight tables; Postgres:
-// source_freshness and weights rows).
+// source_freshness and weights rows). Also the integrity finding both report for a chain that
+// does not verify.
 import type { JournalEntry } from '../core/journal.js';
-import type { FreshnessRecord } from './port.js';
+import type { FreshnessRecord, IntegrityFinding, VerifyReport } from './port.js';
+
+/** fsck's finding for a journal chain that does not verify (none when it does). */
+export function chainFindings(v: VerifyReport): IntegrityFinding[] {
+  if (v.ok || !v.firstBad) return [];
+  return [
+    {
+      kind: 'journal_chain',
+      severity: 'error',
+      message: `journal chain broken: ${v.firstBad.problem} — every write is refused until a person runs \`mneme journal repair\``,
+    },
+  ];
+}
 
 /** The freshness records an entry sets, in order (a later one replaces an earlier one). */
 export function freshnessFrom(entry: JournalEntry): { id: string; record: FreshnessRecord }[] {

@@ -20,7 +20,7 @@ import {
   type RankingModel,
 } from '../../core/ranking.js';
 import { FAR_FUTURE } from '../../core/time.js';
-import { ftsMatchExpression, termTokens, uniqueTerms, type QueryTerm } from '../../core/text.js';
+import { ftsMatchExpression, queryShape, uniqueTerms, type QueryTerm } from '../../core/text.js';
 import { trustRank } from '../../core/types.js';
 import type { SearchHit, SearchRequest } from '../port.js';
 import { hitColumns, sqlLimit, toHit, type HitRow } from './index-hits.js';
@@ -91,10 +91,8 @@ export class IndexSearch {
     const q = req.eligibility;
     if (q.scopes.length === 0) return [];
     const m = req.model ?? DEFAULT_RANKING;
-    const terms = uniqueTerms(req.terms);
+    const { terms, tokens, phrase } = queryShape(req.terms);
     if (terms.length === 0) return [];
-    const tokens = terms.map(termTokens);
-    const phrase = tokens.map((t) => t.length > 1);
     const df = tokens.map((t, i) => (phrase[i] ? 0 : this.termDf(t[0]!)));
     const want = req.want ?? req.limit;
     const plan = narrowingPlan(df, phrase, want, m, this.corpus().rows);

@@ -8,6 +8,7 @@ import { sha256 } from '../../core/hash.js';
 import { parseRevision, serializeRevision } from '../../core/markdown.js';
 import { toRevision } from '../../core/revision.js';
 import type { Revision } from '../../core/types.js';
+import { chainFindings } from '../derived.js';
 import type { IntegrityFinding, VerifyReport } from '../port.js';
 import { readIfExists } from './atomic.js';
 import { safeReaddir } from './dirs.js';
@@ -16,13 +17,7 @@ import type { FileParts } from './parts.js';
 
 /** The findings, given the chain's verification (taken first, under the store's rules). */
 export function integrityFindings(p: FileParts, v: VerifyReport): IntegrityFinding[] {
-  const out: IntegrityFinding[] = [];
-  if (!v.ok && v.firstBad)
-    out.push({
-      kind: 'journal_chain',
-      severity: 'error',
-      message: `journal chain broken: ${v.firstBad.problem} — every write is refused until a person runs \`mneme journal repair\``,
-    });
+  const out: IntegrityFinding[] = chainFindings(v);
   if (fs.existsSync(p.layout.intentFile))
     out.push({
       kind: 'half_done_write',

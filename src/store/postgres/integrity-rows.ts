@@ -11,6 +11,7 @@ import { deriveLineage } from '../../core/lineage.js';
 import { serializeRevision } from '../../core/markdown.js';
 import { toRevision } from '../../core/revision.js';
 import type { Revision } from '../../core/types.js';
+import { chainFindings } from '../derived.js';
 import type { IntegrityFinding, VerifyReport } from '../port.js';
 import { ROW_COLUMNS, rowValues } from './sql.js';
 
@@ -23,13 +24,7 @@ export async function integrityFindings(
   t: string,
   v: VerifyReport,
 ): Promise<IntegrityFinding[]> {
-  const out: IntegrityFinding[] = [];
-  if (!v.ok && v.firstBad)
-    out.push({
-      kind: 'journal_chain',
-      severity: 'error',
-      message: `journal chain broken: ${v.firstBad.problem} — every write is refused until a person runs \`mneme journal repair\``,
-    });
+  const out: IntegrityFinding[] = chainFindings(v);
   const journaled = new Map<string, string>();
   const { rows: entries } = await c.query<{ entry: string }>(
     `SELECT entry FROM journal WHERE tenant_id = $1 AND target_id IS NOT NULL

@@ -16,7 +16,7 @@ import {
   type FieldCounts,
   type LexicalFeatures,
 } from '../../core/ranking.js';
-import { termTokens, uniqueTerms, type QueryTerm } from '../../core/text.js';
+import { queryShape, termTokens, uniqueTerms, type QueryTerm } from '../../core/text.js';
 import type { RevisionView } from '../../core/types.js';
 import type {
   JournalQuery,
@@ -93,10 +93,8 @@ export async function search(
   const q = req.eligibility;
   if (q.scopes.length === 0) return [];
   const m = req.model ?? DEFAULT_RANKING;
-  const terms = uniqueTerms(req.terms);
+  const { terms, tokens, phrase } = queryShape(req.terms);
   if (terms.length === 0) return [];
-  const tokens = terms.map(termTokens);
-  const phrase = tokens.map((t) => t.length > 1);
   const { stats, df } = await corpus(query, tenant, terms);
   const idf = df.map((d) => bm25Idf(stats.rows, d));
   const want = req.want ?? req.limit;

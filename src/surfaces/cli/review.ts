@@ -22,17 +22,25 @@ export const proposalSummary = (p: Proposal) => ({
   created_at: p.created_at,
 });
 
+type Ask = NonNullable<CliContext['io']['ask']>;
+
+/** The human gate of every decision here (and of `mneme purge`): a person, in a terminal. */
+export function humanAsk(c: CliContext, what: string): Ask {
+  requireHumanSurface(what, c.io.env, c.io.tty ?? { stdin: false, stdout: false });
+  if (!c.io.ask) throw new MnemeError('refused', `${what} needs an interactive terminal`);
+  return c.io.ask;
+}
+
+/** Asks for the review passphrase and refuses a wrong one (nothing is asked when none is set). */
+export async function askPassphrase(engine: Engine, ask: Ask): Promise<void> {
+  if (!(await engine.hasPassphrase())) return;
+  await engine.checkPassphrase(await ask('Review passphrase: ', { secret: true }));
+}
+
 export function registerReview(c: CliContext): void {
   const { program } = c;
-  const human = (what: string) => {
-    requireHumanSurface(what, c.io.env, c.io.tty ?? { stdin: false, stdout: false });
-    if (!c.io.ask) throw new MnemeError('refused', `${what} needs an interactive terminal`);
-    return c.io.ask;
-  };
-  const passphrase = async (engine: Engine, ask: NonNullable<CliContext['io']['ask']>) => {
-    if (!(await engine.hasPassphrase())) return;
-    await engine.checkPassphrase(await ask('Review passphrase: ', { secret: true }));
-  };
+  const human = (what: string) => humanAsk(c, what);
+  const passphrase = askPassphrase;
 
   program
     .command('proposals')

@@ -421,7 +421,7 @@ function purgedMatcher(
   if (tombstones.length === 0) return null;
   if (keyed === null)
     throw new MnemeError('refused', 'purged values are armed but the purge secret is missing', {
-      hint: 'restore the store\'s purge secret (purge.key in the store directory, or the purge_secrets row on Postgres) from a backup; without it a purged value could be written again, so writes are refused',
+      hint: "restore the store's purge secret (purge.key in the store directory, or the purge_secrets row on Postgres) from a backup; without it a purged value could be written again, so writes are refused",
     });
   const memo = new Map<string, string>();
   const h = (w: string) => {

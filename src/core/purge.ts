@@ -119,8 +119,7 @@ export interface Eraser {
 }
 
 export function eraser(needles: readonly string[]): Eraser {
-  if (needles.length === 0)
-    return { text: (s) => s, holds: () => false, deep: (v) => v };
+  if (needles.length === 0) return { text: (s) => s, holds: () => false, deep: (v) => v };
   const re = new RegExp(needles.map(escape).join('|'), 'giu');
   const holds = (s: string) => {
     re.lastIndex = 0;
@@ -129,7 +128,8 @@ export function eraser(needles: readonly string[]): Eraser {
   const text = (s: string) => (holds(s) ? s.replace(re, PURGED_TEXT) : s);
   const deep = <T>(value: T): T => {
     // A hash or key (hex) is never text: a needle of hex digits must not cut into one.
-    if (typeof value === 'string') return (/^[0-9a-f]{32,}$/.test(value) ? value : text(value)) as T;
+    if (typeof value === 'string')
+      return (/^[0-9a-f]{32,}$/.test(value) ? value : text(value)) as T;
     if (Array.isArray(value)) {
       const next = value.map(deep);
       return (next.some((x, i) => x !== value[i]) ? next : value) as T;
@@ -291,7 +291,9 @@ export function purgeTombstone(
   for (const a of p.also) texts.add(a);
   const hashed = [...texts].map((t) => hashValue(keyed, p.scope, t));
   return {
-    key: keyed(`${p.scope}\u0000purge\u0000${p.id}\u0000${p.revs.map((r) => r.rev).join(',')}\u0000${p.at}`),
+    key: keyed(
+      `${p.scope}\u0000purge\u0000${p.id}\u0000${p.revs.map((r) => r.rev).join(',')}\u0000${p.at}`,
+    ),
     scope: p.scope,
     kind: 'purged',
     value_norm: '',

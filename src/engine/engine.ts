@@ -376,7 +376,8 @@ export class Engine {
   async exportBundle() {
     const { exportBundle } = await import('./bundle.js');
     return exportBundle(this.#ctx, {
-      tombstones: await this.tombstones(),
+      // A purge tombstone's hashes are keyed to this store's secret: no use elsewhere.
+      tombstones: (await this.tombstones()).filter((t) => t.kind === 'value'),
       proposals: await this.proposals({ state: 'pending' }),
     });
   }

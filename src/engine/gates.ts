@@ -62,7 +62,7 @@ function refusal(hit: Tombstone, where: string | null): MnemeError {
       `this value was rejected before and may not be written again ${what}`,
       {
         hint: 'write a different value; only a person can allow a rejected value again',
-        details: { tombstone: hit.key },
+        details: { tombstone: hit.key, ...(hit.kind === 'purged' ? { purged: true } : {}) },
       },
     );
   }
@@ -71,7 +71,7 @@ function refusal(hit: Tombstone, where: string | null): MnemeError {
     `${where} repeats a value that was rejected before and may not be written again ${what}`,
     {
       hint: `take the rejected value out of ${where}, or write a different one; only a person can allow a rejected value again`,
-      details: { tombstone: hit.key, where },
+      details: { tombstone: hit.key, where, ...(hit.kind === 'purged' ? { purged: true } : {}) },
     },
   );
 }

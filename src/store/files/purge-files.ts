@@ -52,7 +52,11 @@ export function purgeLocked(p: FileParts, req: PurgeRequest, markBehind: () => v
   const rewritten = redactedEntries(p.journalFiles.all(), e);
   const body = vouchingBody(req.body, rewritten);
   const before = p.index.lineage(req.id);
-  const entry = commitLocked(p, { body, revision: null, tombstone: { arm: req.tombstone } }, markBehind);
+  const entry = commitLocked(
+    p,
+    { body, revision: null, tombstone: { arm: req.tombstone } },
+    markBehind,
+  );
   const places: string[] = [];
   const rel = (f: string) => path.relative(root, f);
 
@@ -67,7 +71,12 @@ export function purgeLocked(p: FileParts, req: PurgeRequest, markBehind: () => v
     const dropKeys = new Set<string>();
     for (const line of lines) {
       try {
-        const ev = JSON.parse(line) as { event?: string; kind?: string; key?: string; memory?: string };
+        const ev = JSON.parse(line) as {
+          event?: string;
+          kind?: string;
+          key?: string;
+          memory?: string;
+        };
         if (ev.event === 'arm' && ev.kind !== 'purged' && (e.holds(line) || ev.memory === req.id))
           dropKeys.add(String(ev.key));
       } catch {
@@ -155,7 +164,9 @@ function secureIndex(
       if (views) p.index.replaceLineage(views);
       else p.index.removeLineage(id);
       for (const en of rewritten.values()) p.index.putIdempotent(en);
-      const vec = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec'").get();
+      const vec = db
+        .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec'")
+        .get();
       if (vec) db.prepare('DELETE FROM vec WHERE id = ?').run(id);
     });
     // FTS5 keeps a deleted row's tokens in older segments until they merge: merge them all.
@@ -189,7 +200,9 @@ export function scanFiles(root: string, visit: (place: ScanPlace, text: string) 
         });
       return;
     }
-    const mem = /^memories[\\/]/.test(where) ? /\nid: (mem_[0-9A-Z]{26})\n/.exec(buf.toString('utf8')) : null;
+    const mem = /^memories[\\/]/.test(where)
+      ? /\nid: (mem_[0-9A-Z]{26})\n/.exec(buf.toString('utf8'))
+      : null;
     visit(mem ? { ...place, id: mem[1]! } : place, buf.toString('utf8'));
     // Binary files (the index) also as Latin-1, so no byte sequence hides a match.
     if (buf.includes(0)) visit(place, buf.toString('latin1'));

@@ -114,7 +114,13 @@ export async function purgeIn(
 
 /** Dead row versions the purge left: vacuumed (outside the transaction; best effort). */
 export async function vacuumAfterPurge(db: Pick<pg.Pool, 'query'>): Promise<void> {
-  for (const table of ['journal', 'revisions', 'memories', 'tombstone_events', ...TEXT_TABLES.map(([x]) => x)])
+  for (const table of [
+    'journal',
+    'revisions',
+    'memories',
+    'tombstone_events',
+    ...TEXT_TABLES.map(([x]) => x),
+  ])
     await db.query(`VACUUM ${table}`).catch(() => {});
 }
 

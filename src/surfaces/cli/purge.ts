@@ -20,7 +20,7 @@ export function registerPurge(c: CliContext): void {
   c.program
     .command('purge')
     .description(
-      'erase a memory\'s text from every byte the store keeps, keeping its skeleton and a verifiable journal (a person, in a terminal)',
+      "erase a memory's text from every byte the store keeps, keeping its skeleton and a verifiable journal (a person, in a terminal)",
     )
     .argument('[id]', 'the memory to purge (or to check, with --verify)')
     .option('--rev <n>', 'only this revision (default: every revision)', (v) => Number(v))

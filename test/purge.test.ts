@@ -398,6 +398,15 @@ function suite(kind: 'files' | 'postgres') {
             });
             assert.equal(post.status >= 400, true);
             assert.match(await post.text(), /purged/);
+            // Purge is not an API call: refused, saying where to do it.
+            const purge = await fetch(`${server.url}/api/memories/${neighbour}/purge?${q}`, {
+              method: 'POST',
+              headers: { 'Content-Type': 'application/json' },
+              body: JSON.stringify({ reason: 'x' }),
+            });
+            assert.equal(purge.status, 403);
+            assert.match(await purge.text(), /mneme purge ID --reason TEXT/);
+            assert.equal(f.json<{ abstract: string }>(['read', neighbour]).abstract, NEIGHBOUR);
           } finally {
             await server.close();
           }

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import pg from 'pg';
-import { SessionFiles } from '../src/store/files/session-files.js';
+import { openStore } from '../src/surfaces/compose.js';
 import { startServer } from '../src/surfaces/http/server.js';
 import { BIN, terminal } from './helpers.js';
 import { makeWorld, type World } from './hook-helpers.js';
@@ -121,6 +121,18 @@ async function fixture(kind: 'files' | 'postgres'): Promise<Fixture> {
 
 const text = (r: unknown) => JSON.stringify(r).toLowerCase();
 
+/** A transcript line archived in the store's session archive (files or the tenant's rows). */
+async function archive(f: Fixture, session: string, content: string): Promise<void> {
+  const store = await openStore({ env: { ...f.w.env, ...f.env }, cwd: f.repo });
+  try {
+    await store.sessions.appendArchive({ host: 'claude-code', session }, [
+      JSON.stringify({ type: 'user', message: { role: 'user', content } }),
+    ]);
+  } finally {
+    await store.close();
+  }
+}
+
 function suite(kind: 'files' | 'postgres') {
   describe(
     `mneme purge (${kind} store)`,
@@ -162,18 +174,7 @@ function suite(kind: 'files' | 'postgres') {
           0,
         );
         f.cli(['recall', SECRET]);
-        const ref = { host: 'claude-code' as const, session: 'leak' };
-        const line = JSON.stringify({
-          type: 'user',
-          message: { role: 'user', content: `the password is ${SECRET}, keep it` },
-        });
-        if (kind === 'files') await new SessionFiles(f.w.home).appendArchive(ref, [line]);
-        else {
-          const { openStore } = await import('../src/surfaces/compose.js');
-          const store = await openStore({ env: { ...process.env, ...f.env }, cwd: f.repo });
-          await store.sessions.appendArchive(ref, [line]);
-          await store.close();
-        }
+        await archive(f, 'leak', `the password is ${SECRET}, keep it`);
         const exported = f.cli(['export']);
         assert.equal(exported.code, 0, exported.stderr);
         bundle = path.join(f.w.dir, 'old-bundle.json');
@@ -319,18 +320,7 @@ function suite(kind: 'files' | 'postgres') {
         ]);
         assert.equal(ok.code, 0, 'a different value passes');
         // The distiller restating it from the (erased) transcript.
-        const ref = { host: 'claude-code' as const, session: 'again' };
-        const line = JSON.stringify({
-          type: 'user',
-          message: { role: 'user', content: 'note the password' },
-        });
-        if (kind === 'files') await new SessionFiles(f.w.home).appendArchive(ref, [line]);
-        else {
-          const { openStore } = await import('../src/surfaces/compose.js');
-          const store = await openStore({ env: { ...process.env, ...f.env }, cwd: f.repo });
-          await store.sessions.appendArchive(ref, [line]);
-          await store.close();
-        }
+        await archive(f, 'again', 'note the password');
         fs.writeFileSync(
           path.join(f.w.fake, '1.txt'),
           `${JSON.stringify({ op: 'new', type: 'fact', abstract: ABSTRACT, evidence: [[1, 1]] })}\n`,

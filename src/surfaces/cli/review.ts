@@ -2,6 +2,7 @@
 // `tombstone lift`, `journal repair`, which refuse inside an agent session or without a
 // terminal, ask for a typed confirmation, and need the review passphrase when one is set.
 import { MnemeError } from '../../core/errors.js';
+import { shownValue } from '../../core/tombstone-label.js';
 import type { Proposal } from '../../core/proposal.js';
 import type { Actor } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
@@ -168,7 +169,7 @@ export function registerReview(c: CliContext): void {
                 day(t.at),
                 t.actor.kind,
                 t.from_op,
-                t.value_norm,
+                shownValue(t),
               ]),
             ]),
       );
@@ -191,7 +192,7 @@ export function registerReview(c: CliContext): void {
         );
       const t = matches[0]!;
       c.io.stdout(
-        `tombstone on "${t.value_norm}" (${t.scope}, ${day(t.at)}, by ${t.actor.kind})\n`,
+        `tombstone on "${shownValue(t)}" (${t.scope}, ${day(t.at)}, by ${t.actor.kind})\n`,
       );
       if ((await ask('Type "lift" to let this value be written again: ')).trim() !== 'lift')
         throw new MnemeError('refused', 'not confirmed; nothing changed');

@@ -395,6 +395,28 @@ function suite(kind: 'files' | 'postgres') {
               body: JSON.stringify({ reason: 'x' }),
             });
             assert.equal(purge.status, 403);
+            // The dashboard (a person logged in): its pages show the neighbour, not the value.
+            const login = await fetch(`${server.url}/login?t=${server.sessions.issueTicket()}`, {
+              redirect: 'manual',
+            });
+            const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+            const page = async (p: string) =>
+              (await fetch(`${server.url}${p}`, { headers: { Cookie: cookie } })).text();
+            assert.match(await page(`/m/${neighbour}`), /eu-west-3/);
+            for (const p of [
+              '/',
+              `/m/${id}`,
+              `/m/${id}/trace`,
+              '/journal',
+              '/tombstones',
+              '/review',
+              '/reports',
+            ])
+              assert.doesNotMatch(
+                (await page(p)).toLowerCase(),
+                new RegExp(SECRET.toLowerCase()),
+                p,
+              );
             assert.match(await purge.text(), /mneme purge ID --reason TEXT/);
             assert.equal(f.json<{ abstract: string }>(['read', neighbour]).abstract, NEIGHBOUR);
           } finally {

@@ -952,6 +952,124 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       }
     });
 
+    it('purge: a person erases a value from every place the store keeps it; the journal verifies, the neighbour stays, the value stays out', async () => {
+      const f = await fixture();
+      const SECRET = 'Hx4pqorvane9931Tz';
+      const held = async (needle: string) => {
+        const out: string[] = [];
+        await f.store.scan((p, text) => {
+          if (text.toLowerCase().includes(needle.toLowerCase())) out.push(p.where);
+        });
+        return out;
+      };
+      try {
+        const s = await remember(f.a, `The vault token is ${SECRET}`, {
+          body: `Use ${SECRET} for the vault only.`,
+        });
+        const n = await remember(f.a, 'The vault runs on port 8200');
+        await f.a.apply(
+          [
+            {
+              op: 'correct',
+              id: s.id,
+              abstract: 'The vault token is rotated',
+              reason: `leaked ${SECRET}`,
+            },
+          ],
+          HUMAN,
+        );
+        await f.a.recall(SECRET);
+        await f.store.sessions.appendArchive({ host: 'claude-code', session: 'leak' }, [
+          msg('user', `my token is ${SECRET}`),
+        ]);
+        assert.ok((await held(SECRET)).length > 0, 'the store holds the value before the purge');
+        // An agent surface cannot purge; nothing is erased.
+        const agent = engineFor(f.store, PROJECT_A, f.clock, 'agent');
+        await assert.rejects(agent.purge({ id: s.id, reason: 'leak' }, AGENT), refused);
+        await assert.rejects(agent.findValue(SECRET), refused);
+        assert.ok((await held(SECRET)).length > 0);
+        const found = await f.a.findValue(SECRET);
+        assert.ok(found.places.some((p) => p.id === s.id));
+
+        const r = await f.a.purge({ id: s.id, reason: 'leaked credential' }, HUMAN);
+        assert.deepEqual(r.revs, [1, 2]);
+        assert.deepEqual(r.remaining, []);
+        assert.deepEqual(await held(SECRET), []);
+        assert.deepEqual((await f.a.findValue(SECRET)).places, []);
+        assert.equal((await f.a.verifyJournal()).ok, true);
+        assert.deepEqual(
+          (await f.store.integrity()).filter((x) => x.severity === 'error'),
+          [],
+        );
+        const hist = await f.a.history(s.id);
+        assert.deepEqual(
+          hist.revisions.map((x) => x.status),
+          ['purged', 'purged'],
+        );
+        assert.equal((await f.a.read(n.id)).abstract, 'The vault runs on port 8200');
+        assert.deepEqual(ids(await f.a.recall('vault port')), [n.id]);
+        assert.ok((await f.a.findValue('port 8200')).places.some((p) => p.id === n.id));
+        assert.deepEqual((await f.a.verifyPurge(s.id)).remaining, []);
+        // The value stays out, respelled or repeated in a body; a different value passes.
+        for (const abstract of [`THE VAULT TOKEN IS ${SECRET}`, `the vault token is  ${SECRET}!`])
+          await assert.rejects(remember(f.a, abstract), refused);
+        await assert.rejects(
+          remember(f.a, 'Vault notes', { body: `Intro.\n\nThe vault token is ${SECRET}.` }),
+          refused,
+        );
+        await remember(f.a, 'The vault token is kept in the password manager');
+        await f.store.rebuild();
+        assert.deepEqual(await held(SECRET), []);
+        assert.equal((await f.a.verifyJournal()).ok, true);
+        // A tombstone armed by an older bundle's value does not bring its text back.
+        await f.a.apply(
+          [{ op: 'arm', value: `The vault token is ${SECRET}`, scope: PROJECT_A }],
+          HUMAN,
+        );
+        assert.deepEqual(await held(SECRET), []);
+      } finally {
+        await f.cleanup();
+      }
+    });
+
+    it('purge of one revision erases that revision only; the others are served as they were', async () => {
+      const f = await fixture();
+      try {
+        const s = await remember(f.a, 'The cache TTL is 45 seconds for qbx7tenant88 rows');
+        f.clock.advance(60_000);
+        await f.a.apply(
+          [{ op: 'supersede', id: s.id, abstract: 'The cache TTL is 60 seconds' }],
+          HUMAN,
+        );
+        await assert.rejects(
+          f.a.purge({ id: s.id, rev: 3, reason: 'wrong' }, HUMAN),
+          /has no revision 3/,
+        );
+        const r = await f.a.purge({ id: s.id, rev: 1, reason: 'tenant name leaked' }, HUMAN);
+        assert.deepEqual(r.revs, [1]);
+        const hist = await f.a.history(s.id);
+        assert.deepEqual(
+          hist.revisions.map((x) => [x.status, x.abstract]),
+          [
+            ['purged', '[purged]'],
+            ['active', 'The cache TTL is 60 seconds'],
+          ],
+        );
+        assert.deepEqual(ids(await f.a.recall('cache TTL')), [s.id]);
+        assert.equal((await f.a.verifyJournal()).ok, true);
+        assert.deepEqual(
+          (await f.store.integrity()).filter((x) => x.severity === 'error'),
+          [],
+        );
+        await assert.rejects(
+          f.a.purge({ id: s.id, rev: 1, reason: 'again' }, HUMAN),
+          /purged already/,
+        );
+      } finally {
+        await f.cleanup();
+      }
+    });
+
     it('concurrent writers queue on the write lock: every write lands once and the chain verifies', async () => {
       const f = await fixture();
       try {

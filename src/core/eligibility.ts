@@ -21,6 +21,7 @@ export type ExclusionReason =
   | 'retracted'
   | 'rejected'
   | 'merged'
+  | 'purged'
   | 'superseded'
   | 'not_yet_valid'
   | 'expired'
@@ -33,7 +34,11 @@ export function exclusionReason(v: RevisionView, q: Eligibility): ExclusionReaso
   const k = q.knownAt ?? FAR_FUTURE;
   if (v.recorded_at > k) return 'not_yet_recorded';
   if (v.status !== 'active')
-    return v.status === 'merged' ? 'merged' : v.rejected ? 'rejected' : 'retracted';
+    return v.status === 'merged' || v.status === 'purged'
+      ? v.status
+      : v.rejected
+        ? 'rejected'
+        : 'retracted';
   if (v.lineage_end_at !== null && v.lineage_end_at <= k && v.lineage_end !== null) {
     return v.lineage_end;
   }
@@ -60,6 +65,8 @@ export const describeExclusion = (reason: ExclusionReason, v: RevisionView): str
       return 'retracted';
     case 'merged':
       return 'merged into another memory';
+    case 'purged':
+      return 'purged by a person (its text is erased)';
     case 'not_yet_valid':
       return `not yet valid (valid from ${v.valid_from})`;
     case 'expired':

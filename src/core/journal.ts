@@ -76,9 +76,60 @@ export function commitEntry(
   return chainEntry(head, body);
 }
 
+/** sha256 of an entry's canonical JSON without its hash: what its hash is computed from. */
+export function entryContentHash(e: JournalEntry): string {
+  const { hash: _hash, ...unsigned } = e;
+  return sha256(canonicalJson(unsigned));
+}
+
 export function entryHashValid(e: JournalEntry): boolean {
-  const { hash, ...unsigned } = e;
-  return sha256(canonicalJson(unsigned)) === hash;
+  return entryContentHash(e) === e.hash;
+}
+
+/** The op of the entry a person's `mneme purge` appends (see verifyChain and core/purge.ts). */
+export const PURGE_OP = 'purge';
+
+/**
+ * An earlier entry a purge rewrote to erase a value from it: its seq, and the content hash of
+ * the entry as rewritten. The rewritten entry keeps its original `hash` (so the chain still links
+ * through it); the purge entry, itself chained, vouches for exactly this rewritten content.
+ */
+export interface RedactedEntry {
+  seq: number;
+  content: string;
+}
+
+/** The skeleton hashes a purge entry records for the revisions it purged. */
+export function purgedRevisionsOf(e: Pick<JournalEntry, 'op' | 'data'>): RevisionRef[] {
+  if (e.op !== PURGE_OP) return [];
+  const list = (e.data as { revisions?: unknown } | undefined)?.revisions;
+  if (!Array.isArray(list)) return [];
+  return (list as Partial<RevisionRef>[]).filter(
+    (r): r is RevisionRef => typeof r?.rev === 'number' && typeof r.hash === 'string',
+  );
+}
+
+/**
+ * id#rev → the hash its revision must have: what its journal entry recorded, or, once a purge
+ * rewrote it to its skeleton, the skeleton's hash that purge entry recorded.
+ */
+export function journaledHashes(entries: Iterable<JournalEntry>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const e of entries) {
+    if (e.target && e.after) out.set(`${e.target.id}#${e.after.rev}`, e.after.hash);
+    if (e.target) for (const r of purgedRevisionsOf(e)) out.set(`${e.target.id}#${r.rev}`, r.hash);
+  }
+  return out;
+}
+
+/** The entries a purge entry vouches for, if it is a `purge` entry with a usable payload. */
+export function redactionsOf(e: Pick<JournalEntry, 'op' | 'data'>): RedactedEntry[] {
+  if (e.op !== PURGE_OP) return [];
+  const list = (e.data as { redacted?: unknown } | undefined)?.redacted;
+  if (!Array.isArray(list)) return [];
+  return (list as Partial<RedactedEntry>[]).filter(
+    (r): r is RedactedEntry => typeof r?.seq === 'number' && typeof r.content === 'string',
+  );
 }
 
 export interface ChainProblem {
@@ -114,6 +165,8 @@ export interface ChainBreak extends ChainProblem {
   line: string;
   /** The chain head just before it, and how many entries verified before it. */
   headBefore: ChainHead;
+  /** For an entry whose hash does not match its content: the content's hash (a purge vouches). */
+  content?: string;
 }
 
 /** What `mneme journal repair` records about a break it acknowledges. */
@@ -161,6 +214,8 @@ export function verifyChain(
   let anchorAt: number | null = null;
   const breaks: ChainBreak[] = [];
   const acks = new Map<string, number>();
+  // Entries a later purge rewrote (seq:content → the purge entry's position).
+  const vouched = new Map<string, number>();
   for (const { entry, where, raw } of entries) {
     position++;
     let problem: string | null = null;
@@ -178,6 +233,9 @@ export function verifyChain(
         problem,
         line: sha256(raw ?? JSON.stringify(entry)),
         headBefore: head,
+        ...(entry && entry.seq === head.seq + 1 && entry.prev === head.hash
+          ? { content: entryContentHash(entry) }
+          : {}),
       });
     }
     if (entry === null) continue;
@@ -188,6 +246,8 @@ export function verifyChain(
       anchorAt = position;
       passphraseAtAnchor = passphrase;
     }
+    if (problem === null)
+      for (const r of redactionsOf(entry)) vouched.set(`${r.seq}:${r.content}`, position);
     if (entry.op === REPAIR_OP && problem === null) {
       const list = (entry.data as { acknowledges?: unknown } | undefined)?.acknowledges;
       if (Array.isArray(list))
@@ -199,6 +259,9 @@ export function verifyChain(
   const repaired: ChainBreak[] = [];
   const open: ChainBreak[] = [];
   for (const b of breaks) {
+    // Rewritten by a later purge to exactly this content: the chain holds through it.
+    const by = b.content !== undefined ? vouched.get(`${b.seq}:${b.content}`) : undefined;
+    if (by !== undefined && by > b.position) continue;
     const at = acks.get(`${b.position}:${b.line}`);
     (at !== undefined && at > b.position ? repaired : open).push(b);
   }

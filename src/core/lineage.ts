@@ -9,8 +9,8 @@ export function deriveLineage(revisions: readonly Revision[]): RevisionView[] {
   const lineageEnd = ended ? last.recorded_at : null;
   const lineageEndState: RevisionView['lineage_end'] = !ended
     ? null
-    : last.status === 'merged'
-      ? 'merged'
+    : last.status === 'merged' || last.status === 'purged'
+      ? last.status
       : last.rejected
         ? 'rejected'
         : 'retracted';
@@ -46,6 +46,8 @@ export function deriveLineage(revisions: readonly Revision[]): RevisionView[] {
     } else if (r.status === 'retracted') {
       state = r.rejected ? 'rejected' : 'retracted';
     }
+    // A purged revision's text is gone whatever came after it: it is only its skeleton now.
+    if (r.status === 'purged') state = 'purged';
     return {
       ...r,
       state,

@@ -47,7 +47,7 @@ export function buildRevisionSchema(z: typeof Zod) {
       scope: z.string().regex(/^(global|[a-z0-9][a-z0-9-]{0,60}-[0-9a-f]{8})$/),
       slug: z.string().regex(/^[a-z0-9](?:[a-z0-9._-]{0,118}[a-z0-9])?$/),
       abstract: z.string(),
-      status: z.enum(['active', 'retracted', 'merged']),
+      status: z.enum(['active', 'retracted', 'merged', 'purged']),
       rejected: z.boolean(),
       trust: z.enum(TRUST_LEVELS),
       review: z.enum(['none', 'pending']),

@@ -5,6 +5,7 @@
 // inside a body, while a different value (another number, version, name, region, a negation)
 // must pass. Pure: no I/O, no module state.
 import { confusableSkeleton } from './confusables.js';
+import { MnemeError } from './errors.js';
 import { sha256 } from './hash.js';
 import type { Actor } from './types.js';
 
@@ -285,9 +286,14 @@ export function contentKey(scope: string, text: string): string | null {
 export interface Tombstone {
   key: string;
   scope: string;
-  kind: 'value';
-  /** normalizeValue of the rejected text: what near-duplicate checks compare against. */
+  /** `value`: a rejected value, kept normalised; `purged`: a purged one, kept only as keyed hashes. */
+  kind: 'value' | 'purged';
+  /** normalizeValue of the rejected text: what near-duplicate checks compare against ('' when purged). */
   value_norm: string;
+  /** A purged value's features, keyed hashes only (kind `purged`; see core/purge.ts). */
+  hashed?: HashedValue[];
+  /** What `mneme purge --verify` looks for, keyed hashes only (kind `purged`; core/purge.ts). */
+  probes?: { tokens: string[]; grams: { n: number; hashes: string[] }[] };
   reason: string | null;
   actor: Actor;
   at: string;
@@ -317,12 +323,20 @@ export interface TombstoneMatcher {
 export function tombstoneMatcher(
   tombstones: readonly Tombstone[],
   scope: string,
+  keyed: Keyed | null = null,
 ): TombstoneMatcher {
   const inScope = tombstones.filter((t) => t.scope === scope && t.kind === 'value');
   const keys = new Map(inScope.map((t) => [t.key, t]));
   const prepared: [Tombstone, Rejected][] = inScope.map((t) => [t, prepareRejected(t)]);
+  const purged = purgedMatcher(
+    tombstones.filter((t) => t.scope === scope && t.kind === 'purged'),
+    scope,
+    keyed,
+  );
   return {
     value(text) {
+      const p = purged?.value(text);
+      if (p) return p;
       if (inScope.length === 0) return null;
       const exact = keys.get(tombstoneKey(scope, text));
       if (exact) return exact;
@@ -331,6 +345,8 @@ export function tombstoneMatcher(
       return null;
     },
     passage(text) {
+      const p = purged?.passage(text);
+      if (p) return p;
       if (inScope.length === 0) return null;
       const tokens = tokenize(text);
       if (tokens.length === 0) return null;
@@ -358,8 +374,102 @@ export function matchTombstone(
   tombstones: readonly Tombstone[],
   scope: string,
   text: string,
+  keyed: Keyed | null = null,
 ): Tombstone | null {
-  return tombstoneMatcher(tombstones, scope).value(text);
+  return tombstoneMatcher(tombstones, scope, keyed).value(text);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Purged values. A purge keeps no readable form of the value: its tombstone holds keyed hashes
+// (HMAC under the store's own secret, core/purge.ts) of the normalised value and of each word
+// the near-duplicate check compares — content words (stemmed), connective words, and the run of
+// both in order. A candidate is hashed word by word under the same key and compared the same
+// way: exact once normalised; the same content words with connectives similar enough; in a
+// passage, a sentence, line or paragraph that restates it, or a paragraph holding the run.
+// NOT caught for a purged value (its words are not kept, so a candidate cannot be re-cut against
+// them): look-alike respellings that split, join or leetspeak its words.
+// ---------------------------------------------------------------------------------------------
+
+/** A keyed hash (HMAC under the store's purge secret). */
+export type Keyed = (text: string) => string;
+
+/** What a purge tombstone keeps of one purged text: keyed hashes only. */
+export interface HashedValue {
+  /** keyed(scope + NUL + normalizeValue(text)). */
+  exact: string;
+  content: string[];
+  connective: string[];
+  /** Content and connective words in order, filler dropped (the passage run check). */
+  run: string[];
+}
+
+export function hashValue(keyed: Keyed, scope: string, text: string): HashedValue {
+  const a = analyse(text);
+  return {
+    exact: keyed(`${scope}\u0000${a.norm}`),
+    content: [...a.content].map(keyed).sort(),
+    connective: [...a.connective].map(keyed).sort(),
+    run: contentWords([{ text: a.norm, brk: Break.None, normal: true }]).map((w) => keyed(w.word)),
+  };
+}
+
+function purgedMatcher(
+  tombstones: readonly Tombstone[],
+  scope: string,
+  keyed: Keyed | null,
+): TombstoneMatcher | null {
+  if (tombstones.length === 0) return null;
+  if (keyed === null)
+    throw new MnemeError('refused', 'purged values are armed but the purge secret is missing', {
+      hint: "restore the store's purge secret (purge.key in the store directory, or the purge_secrets row on Postgres) from a backup; without it a purged value could be written again, so writes are refused",
+    });
+  const memo = new Map<string, string>();
+  const h = (w: string) => {
+    let v = memo.get(w);
+    if (v === undefined) memo.set(w, (v = keyed(w)));
+    return v;
+  };
+  const prepared = tombstones.flatMap((t) =>
+    (t.hashed ?? []).map((v) => ({
+      t,
+      exact: v.exact,
+      content: new Set(v.content),
+      connective: new Set(v.connective),
+      run: v.run,
+    })),
+  );
+  const restatesHashed = (p: (typeof prepared)[number], a: Analysis): boolean => {
+    if (h(`${scope}\u0000${a.norm}`) === p.exact) return true;
+    if (p.content.size === 0 || a.content.size !== p.content.size) return false;
+    for (const w of a.content) if (!p.content.has(h(w))) return false;
+    const conn = new Set([...a.connective].map(h));
+    let shared = p.content.size;
+    for (const w of conn) if (p.connective.has(w)) shared++;
+    const union = p.content.size + p.connective.size + conn.size - (shared - p.content.size);
+    return shared / union >= NEAR_DUPLICATE_THRESHOLD;
+  };
+  return {
+    value(text) {
+      const a = analyse(text);
+      for (const p of prepared) if (restatesHashed(p, a)) return p.t;
+      return null;
+    },
+    passage(text) {
+      const tokens = tokenize(text);
+      if (tokens.length === 0) return null;
+      const pieces = splitPassage(tokens);
+      for (const p of prepared) {
+        if (pieces.others.some((c) => restatesHashed(p, c.analysis()))) return p.t;
+        for (const para of pieces.paragraphs) {
+          if (restatesHashed(p, para.analysis())) return p.t;
+          if (p.run.length < PASSAGE_RUN_MIN_WORDS || p.content.size < 2) continue;
+          const words = contentWords(para.tokens).map((w) => ({ ...w, word: h(w.word) }));
+          if (holdsRun(words, p.run)) return p.t;
+        }
+      }
+      return null;
+    },
+  };
 }
 
 /** A passage must hold at least this many content and connective words of the rejected value in

@@ -26,10 +26,11 @@ export interface Actor {
 }
 
 /** What a revision says about itself when written. */
-export type WrittenStatus = 'active' | 'retracted' | 'merged';
+/** `purged`: a person erased the revision's text (`mneme purge`); only its skeleton remains. */
+export type WrittenStatus = 'active' | 'retracted' | 'merged' | 'purged';
 
 /** The lifecycle state of a revision, derived from the lineage (DESIGN §2). */
-export type State = 'active' | 'superseded' | 'rejected' | 'retracted' | 'merged';
+export type State = 'active' | 'superseded' | 'rejected' | 'retracted' | 'merged' | 'purged';
 
 /** The operation that produced a revision. */
 export type RevisionOp =
@@ -99,7 +100,7 @@ export interface RevisionView extends Revision {
   retire_kind: 'supersede' | 'correct' | 'retract' | 'merge' | 'revise' | null;
   /** When the lineage as a whole was retracted or merged (null while live), and how. */
   lineage_end_at: string | null;
-  lineage_end: 'retracted' | 'rejected' | 'merged' | null;
+  lineage_end: 'retracted' | 'rejected' | 'merged' | 'purged' | null;
   current: boolean;
   /** The rev number of the successor that retired this one, if any. */
   retired_by: number | null;

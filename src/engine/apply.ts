@@ -7,7 +7,7 @@ import { isMemoryId } from '../core/ids.js';
 import { GLOBAL_SCOPE } from '../core/scope.js';
 import type { JournalBody } from '../core/journal.js';
 import { journalBody, requestHash } from './journal-body.js';
-import { normalizeValue } from '../core/normalize.js';
+import { normalizeValue, tombstoneMatcher } from '../core/normalize.js';
 import type { Actor, Revision } from '../core/types.js';
 import {
   buildExternalEdit,
@@ -21,6 +21,7 @@ import {
 } from './build.js';
 import { readableScopes, type EngineContext } from './context.js';
 import { armTombstone, passGates } from './gates.js';
+import { purgeKeyed } from './rejected-here.js';
 import { applyCheckSource, buildRevalidate } from './drift.js';
 import { buildQuarantine, checkMaintenanceActor, journalOnly } from './maintenance-ops.js';
 import { HUMAN_ONLY_OPS, Op, payloadRefusal, type ApplyResult } from './ops.js';
@@ -226,7 +227,16 @@ export async function applyLocked(ctx: EngineContext, op: Op, actor: Actor): Pro
       if (!readableScopes(ctx.binding).includes(op.scope))
         throw new MnemeError('refused', `cannot arm a tombstone in scope ${op.scope} from here`);
       const t = armTombstone(op.value, op.scope, actor, now, 'import', null, op.reason ?? null);
-      if ((await ctx.store.tombstones([op.scope])).some((x) => x.key === t.key))
+      const armed = await ctx.store.tombstones([op.scope]);
+      if (armed.some((x) => x.key === t.key))
+        return { op: op.op, id: '', rev: 0, seq: null, unchanged: true };
+      // A purged value is guarded already, by keyed hashes: arming it again in clear (an older
+      // bundle's tombstone) would bring its text back into the store.
+      const purged = armed.filter((x) => x.kind === 'purged');
+      if (
+        purged.length > 0 &&
+        tombstoneMatcher(purged, op.scope, await purgeKeyed(ctx, purged)).value(op.value)
+      )
         return { op: op.op, id: '', rev: 0, seq: null, unchanged: true };
       const entry = await ctx.store.commit({
         body: journalBody(op, actor, now, req, 'arm', null, null, null, {

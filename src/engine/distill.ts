@@ -121,7 +121,8 @@ export async function distillSession(
       } else {
         const reason = s.error.message;
         report.refused.push({ line: p.origin.line, op: p.origin.op, reason });
-        newlyRefused.push({ ...p, attempts, reason });
+        // A restated purged value is not kept for a retry: pending output would hold it again.
+        if (s.error.details?.purged !== true) newlyRefused.push({ ...p, attempts, reason });
       }
     });
     return true;

@@ -30,6 +30,7 @@ export type { ReadLevel } from './read.js';
 export type { RecallOptions, RecallResponse, RecallResult } from './recall.js';
 export type { SleepOptions, SleepResult } from './sleep.js';
 export type { SourceCheck } from './drift.js';
+export type { FindResult, PurgeInput, PurgeResult, VerifyResult } from './purge.js';
 /** What `trace` returns: each revision with its provenance, and the journal entries. */
 export type TraceReport = Awaited<ReturnType<typeof import('./trace.js').trace>>;
 export { DISTILL_DEFAULTS } from './distill-limits.js';
@@ -246,6 +247,25 @@ export class Engine {
     return distillSession(this.#ctx, sessions ?? this.#ctx.store.sessions, executor, opts);
   }
 
+  /**
+   * A person erases the text of a memory's revisions (all, or `rev`) from every place the store
+   * keeps it, keeping its skeleton and a journal that verifies; refused on an agent surface.
+   */
+  async purge(input: import('./purge.js').PurgeInput, actor: Actor) {
+    const { purge } = await import('./purge.js');
+    return purge(this.#ctx, input, actor);
+  }
+  /** What is left of a purged memory's text anywhere in the store (a person's check). */
+  async verifyPurge(id: string) {
+    const { verifyPurge } = await import('./purge.js');
+    return verifyPurge(this.#ctx, id);
+  }
+  /** Every place the store keeps a string (a person's search before a purge). */
+  async findValue(text: string) {
+    const { findValue } = await import('./purge.js');
+    return findValue(this.#ctx, text);
+  }
+
   /** The write path: ops as ops.ts defines them (parsed again here, at the engine's boundary). */
   async apply(ops: OpInput[], actor: Actor) {
     const { apply } = await import('./apply.js');
@@ -356,7 +376,8 @@ export class Engine {
   async exportBundle() {
     const { exportBundle } = await import('./bundle.js');
     return exportBundle(this.#ctx, {
-      tombstones: await this.tombstones(),
+      // A purge tombstone's hashes are keyed to this store's secret: no use elsewhere.
+      tombstones: (await this.tombstones()).filter((t) => t.kind === 'value'),
       proposals: await this.proposals({ state: 'pending' }),
     });
   }

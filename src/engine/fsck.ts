@@ -10,6 +10,7 @@ import { sha256 } from '../core/hash.js';
 import { normalizedValue } from '../core/consolidate.js';
 import { LIMITS } from '../core/limits.js';
 import { matchTombstone } from '../core/normalize.js';
+import { purgeKeyed } from './rejected-here.js';
 import { screenText } from '../core/screen.js';
 import type { InjectionRule } from '../core/screen-rules.js';
 import type { Actor, RevisionView } from '../core/types.js';
@@ -225,9 +226,10 @@ export async function fsck(ctx: EngineContext, opts: FsckOptions = {}): Promise<
 
   // 5. tombstones: an active memory that matches a rejected value of its scope.
   const tombstones = await ctx.store.tombstones(scopes);
+  const keyed = tombstones.length > 0 ? await purgeKeyed(ctx, tombstones) : null;
   if (tombstones.length > 0)
     for (const m of memories) {
-      const hit = matchTombstone(tombstones, m.scope, m.abstract);
+      const hit = matchTombstone(tombstones, m.scope, m.abstract, keyed);
       if (!hit) continue;
       add(
         'tombstones',
@@ -235,7 +237,10 @@ export async function fsck(ctx: EngineContext, opts: FsckOptions = {}): Promise<
         {
           severity: 'error',
           memory: m.id,
-          message: `${m.id} states a value that was rejected on ${hit.at.slice(0, 10)} ("${hit.value_norm.slice(0, 80)}")`,
+          message:
+            hit.kind === 'purged'
+              ? `${m.id} states a value a person purged on ${hit.at.slice(0, 10)}`
+              : `${m.id} states a value that was rejected on ${hit.at.slice(0, 10)} ("${hit.value_norm.slice(0, 80)}")`,
           fix: 'propose retracting it as rejected',
         },
         m.rev,

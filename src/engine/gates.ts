@@ -12,7 +12,7 @@ import {
 import { screenText, type ScreenFinding } from '../core/screen.js';
 import type { Actor, Revision } from '../core/types.js';
 import type { EngineContext } from './context.js';
-import { guardingScopes } from './rejected-here.js';
+import { guardingScopes, purgeKeyed } from './rejected-here.js';
 
 export interface GateOutcome {
   revision: Revision;
@@ -52,14 +52,17 @@ export interface Passage {
 }
 
 function refusal(hit: Tombstone, where: string | null): MnemeError {
-  const what = `("${hit.value_norm.slice(0, 80)}", rejected ${hit.at.slice(0, 10)} by ${hit.actor.kind}${hit.reason ? `: ${hit.reason}` : ''})`;
+  const what =
+    hit.kind === 'purged'
+      ? `(a value a person purged on ${hit.at.slice(0, 10)}${hit.reason ? `: ${hit.reason}` : ''})`
+      : `("${hit.value_norm.slice(0, 80)}", rejected ${hit.at.slice(0, 10)} by ${hit.actor.kind}${hit.reason ? `: ${hit.reason}` : ''})`;
   if (where === null) {
     return new MnemeError(
       'refused',
       `this value was rejected before and may not be written again ${what}`,
       {
         hint: 'write a different value; only a person can allow a rejected value again',
-        details: { tombstone: hit.key },
+        details: { tombstone: hit.key, ...(hit.kind === 'purged' ? { purged: true } : {}) },
       },
     );
   }
@@ -68,7 +71,7 @@ function refusal(hit: Tombstone, where: string | null): MnemeError {
     `${where} repeats a value that was rejected before and may not be written again ${what}`,
     {
       hint: `take the rejected value out of ${where}, or write a different one; only a person can allow a rejected value again`,
-      details: { tombstone: hit.key, where },
+      details: { tombstone: hit.key, where, ...(hit.kind === 'purged' ? { purged: true } : {}) },
     },
   );
 }
@@ -85,7 +88,7 @@ export async function checkTombstones(
 ): Promise<void> {
   const tombstones = await ctx.store.tombstones([scope]);
   if (tombstones.length === 0) return;
-  const match = tombstoneMatcher(tombstones, scope);
+  const match = tombstoneMatcher(tombstones, scope, await purgeKeyed(ctx, tombstones));
   for (const text of values) {
     const hit = match.value(text);
     if (hit) throw refusal(hit, null);

@@ -3,7 +3,7 @@
 // A project reader reads its project and global: a global memory whose value matches one of the
 // project's tombstones is withheld from that project (and only there), and a project memory whose
 // value matches a global tombstone is withheld too. Same-scope matches are fsck's to report.
-import type { Tombstone } from '../core/normalize.js';
+import type { Keyed, Tombstone } from '../core/normalize.js';
 import { GLOBAL_SCOPE } from '../core/scope.js';
 import type { Revision } from '../core/types.js';
 import { readableScopes, type EngineContext } from './context.js';
@@ -23,6 +23,18 @@ export function guardingScopes(ctx: EngineContext, scope: string): string[] {
   return [scope, GLOBAL_SCOPE];
 }
 
+/** The keyed hash purge tombstones are matched with, read only when one is armed. */
+export async function purgeKeyed(
+  ctx: EngineContext,
+  tombstones: readonly Tombstone[],
+): Promise<Keyed | null> {
+  if (!tombstones.some((t) => t.kind === 'purged')) return null;
+  const secret = await ctx.store.purgeSecret(false);
+  if (!secret) return null; // the matcher refuses: purged values armed, no secret to match them
+  const { keyedHash } = await import('../core/purge.js');
+  return keyedHash(secret);
+}
+
 /** A check for "matches a tombstone of another scope this binding reads", loaded once per call. */
 export async function rejectedHere(ctx: EngineContext): Promise<RejectedHere> {
   const scopes = [...readableScopes(ctx.binding), ...(ctx.binding.guards ?? [])];
@@ -32,8 +44,9 @@ export async function rejectedHere(ctx: EngineContext): Promise<RejectedHere> {
   // Loaded only when there is something to match: its Unicode-property patterns cost a hook
   // (a whole process) a few milliseconds to parse at load.
   const { tombstoneMatcher } = await import('../core/normalize.js');
+  const keyed = await purgeKeyed(ctx, tombstones);
   const matchers = [...new Set(tombstones.map((t) => t.scope))].map(
-    (scope) => [scope, tombstoneMatcher(tombstones, scope)] as const,
+    (scope) => [scope, tombstoneMatcher(tombstones, scope, keyed)] as const,
   );
   // The same reading as the write gate: the abstract as a value, the body as a passage.
   return (v) => {

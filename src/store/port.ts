@@ -113,6 +113,38 @@ export interface CommitRequest {
   proposal?: Proposal;
 }
 
+/**
+ * A person's purge (engine/purge.ts decided it): erase the text of these revisions from every
+ * place the store keeps it, under the write lock, and journal it.
+ */
+export interface PurgeRequest {
+  /** The purge entry, minus its chain fields; the adapter adds `data.redacted` (core/journal.ts). */
+  body: JournalBody;
+  id: string;
+  /** The skeleton each purged revision is rewritten to (core/purge.ts skeletonOf). */
+  skeletons: Revision[];
+  /** The clear texts to erase (core/purge.ts purgeNeedles): in memory for this call only. */
+  needles: string[];
+  /** The purge tombstone (keyed hashes only), armed by the purge entry. */
+  tombstone: Tombstone;
+}
+
+export interface PurgeReport {
+  entry: JournalEntry;
+  /** Earlier journal entries rewritten to erase the value (each vouched for by the entry). */
+  redactedEntries: number[];
+  /** Other places rewritten: files under the store, or `table:<name>` rows on Postgres. */
+  places: string[];
+}
+
+/** One place `scan` hands over: a file (and line) under the store, or a table's row. */
+export interface ScanPlace {
+  where: string;
+  id?: string;
+  rev?: number;
+  line?: number;
+}
+
 export interface ProposalQuery {
   state?: Proposal['state'];
   scopes?: string[];
@@ -358,6 +390,25 @@ export interface Store {
   vectors(): Promise<VectorStore>;
   /** The session archive of this store (see store/sessions.ts): files, or the tenant's rows. */
   readonly sessions: SessionStore;
+  /**
+   * The purge (DESIGN invariant 3): under the lock, appends the purge entry (arming its
+   * tombstone, vouching for each earlier entry it rewrites), then erases the needles from every
+   * place the store keeps text — the purged revisions become their skeletons, the journal,
+   * tombstones, usage, session archive, session state, proposals, reports and the index (secure
+   * delete, vacuum, checkpoint) — leaving other memories' revisions as they are.
+   */
+  purge(req: PurgeRequest): Promise<PurgeReport>;
+  /**
+   * The store's purge secret (the key of every purge tombstone's hashes), kept apart from the
+   * journal and never exported: null when none exists and `create` is false.
+   */
+  purgeSecret(create: boolean): Promise<string | null>;
+  /**
+   * Every byte the store keeps, as text: files — every file under the store directory (the
+   * SQLite database, its WAL and its free pages included), JSON lines one by one; Postgres —
+   * every row of every table mneme owns, for this tenant. `purge --verify` and `--find` read it.
+   */
+  scan(visit: (place: ScanPlace, text: string) => void): Promise<void>;
   /**
    * What the store holds; with `scopes`, counted over those scopes only (a predicate inside the
    * query), which is what any binding is shown.

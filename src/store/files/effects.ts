@@ -30,6 +30,11 @@ export class TombstoneLog {
     this.cache = null;
   }
 
+  /** Forgets the cached list (the file was rewritten: a purge). */
+  reset(): void {
+    this.cache = null;
+  }
+
   /** The tombstones armed (and not lifted) in these scopes. */
   armed(scopes: string[]): Tombstone[] {
     let size = 0;

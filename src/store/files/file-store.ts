@@ -32,7 +32,10 @@ import type {
   InjectQuery,
   JournalQuery,
   ProposalQuery,
+  PurgeReport,
+  PurgeRequest,
   RebuildReport,
+  ScanPlace,
   SearchHit,
   SearchRequest,
   Store,
@@ -55,6 +58,7 @@ import { Layout } from './layout.js';
 import { journaledRevisions } from './lineage-files.js';
 import { withFileLock } from './lock.js';
 import type { FileParts } from './parts.js';
+import { purgeLocked, purgeSecretFile, scanFiles } from './purge-files.js';
 import { rebuildIndex, reindexLineages } from './rebuild.js';
 import { needsFullRebuild, needsRecovery, recoverLocked } from './recovery.js';
 import { appendUsage, readUsage } from './usage-log.js';
@@ -385,6 +389,18 @@ export class FileStore implements Store {
 
   fileHash(r: Revision): string {
     return sha256(serializeRevision(r));
+  }
+
+  async purge(req: PurgeRequest): Promise<PurgeReport> {
+    return this.withWriteLock(async () => purgeLocked(this.parts, req, this.markBehind));
+  }
+
+  async purgeSecret(create: boolean): Promise<string | null> {
+    return purgeSecretFile(this.layout.root, create);
+  }
+
+  async scan(visit: (place: ScanPlace, text: string) => void): Promise<void> {
+    scanFiles(this.layout.root, visit);
   }
 
   async status(scopes?: string[]): Promise<StoreStatus> {

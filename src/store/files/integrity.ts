@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { sha256 } from '../../core/hash.js';
+import { journaledHashes } from '../../core/journal.js';
 import { parseRevision, serializeRevision } from '../../core/markdown.js';
 import { toRevision } from '../../core/revision.js';
 import type { Revision } from '../../core/types.js';
@@ -25,9 +26,7 @@ export function integrityFindings(p: FileParts, v: VerifyReport): IntegrityFindi
       path: '.state/intent.json',
       message: 'a commit was left half done (recovery finishes or undoes it on the next write)',
     });
-  const journaled = new Map<string, string>();
-  for (const e of p.journalFiles.all())
-    if (e.target && e.after) journaled.set(`${e.target.id}#${e.after.rev}`, e.after.hash);
+  const journaled = journaledHashes(p.journalFiles.all());
   const indexed = p.index.allRevisionKeys();
   const onDisk = new Set<string>();
   const currentByPath = new Map<string, Revision>();

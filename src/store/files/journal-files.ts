@@ -23,7 +23,7 @@ import {
 } from '../../core/journal.js';
 import type { VerifyReport } from '../port.js';
 import { reportOf } from '../journal-guard.js';
-import { appendDurable } from './atomic.js';
+import { appendDurable, writeFileAtomic } from './atomic.js';
 import {
   ANCHOR_NAME,
   fingerprintOf,
@@ -130,6 +130,35 @@ export class JournalFiles {
       cp: this.fingerprint(),
     });
     return entry;
+  }
+
+  /**
+   * A purge's rewrite of earlier entries (by seq), each keeping its hash: every segment holding
+   * one is rewritten (temp + rename), then the anchor records the segments' new identity. The
+   * caller holds the lock and has appended the purge entry that vouches for the rewrites.
+   */
+  rewriteEntries(rewritten: ReadonlyMap<number, JournalEntry>): void {
+    if (rewritten.size === 0) return;
+    for (const file of this.segments()) {
+      const text = fs.readFileSync(file, 'utf8');
+      let changed = false;
+      const lines = text.split('\n').map((line) => {
+        let seq: unknown;
+        try {
+          seq = line.trim() === '' ? undefined : (JSON.parse(line) as { seq?: unknown }).seq;
+        } catch {
+          return line;
+        }
+        const next = typeof seq === 'number' ? rewritten.get(seq) : undefined;
+        if (!next) return line;
+        changed = true;
+        return JSON.stringify(next);
+      });
+      if (changed) writeFileAtomic(file, lines.join('\n'), this.durable);
+    }
+    this.cached = null;
+    const read = this.readAnchor();
+    if (read.state === 'ok') this.writeAnchor({ ...read.anchor, cp: this.fingerprint() });
   }
 
   // ---- the anchor -------------------------------------------------------------------------

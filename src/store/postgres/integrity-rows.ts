@@ -6,7 +6,7 @@
 // transaction.
 import type pg from 'pg';
 import { sha256 } from '../../core/hash.js';
-import type { JournalEntry } from '../../core/journal.js';
+import { journaledHashes, type JournalEntry } from '../../core/journal.js';
 import { deriveLineage } from '../../core/lineage.js';
 import { serializeRevision } from '../../core/markdown.js';
 import { toRevision } from '../../core/revision.js';
@@ -25,20 +25,21 @@ export async function integrityFindings(
   v: VerifyReport,
 ): Promise<IntegrityFinding[]> {
   const out: IntegrityFinding[] = chainFindings(v);
-  const journaled = new Map<string, string>();
   const { rows: entries } = await c.query<{ entry: string }>(
     `SELECT entry FROM journal WHERE tenant_id = $1 AND target_id IS NOT NULL
-       AND entry LIKE '%"after":{%' ORDER BY seq`,
+       AND (entry LIKE '%"after":{%' OR op = 'purge') ORDER BY seq`,
     [t],
   );
+  const parsed: JournalEntry[] = [];
   for (const r of entries) {
     try {
-      const e = JSON.parse(r.entry) as JournalEntry;
-      if (e.target && e.after) journaled.set(`${e.target.id}#${e.after.rev}`, e.after.hash);
+      parsed.push(JSON.parse(r.entry) as JournalEntry);
     } catch {
       /* the chain check names an unreadable row */
     }
   }
+  // What each revision must hash to (a purged one: the skeleton its purge entry recorded).
+  const journaled = journaledHashes(parsed);
   const { rows } = await c.query<
     Record<string, unknown> & { id: string; rev: number; doc: string }
   >(

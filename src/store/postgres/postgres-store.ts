@@ -32,6 +32,9 @@ import type {
   SearchRequest,
   Store,
   StoreStatus,
+  PurgeReport,
+  PurgeRequest,
+  ScanPlace,
   UsageEvent,
   VectorStore,
   VerifyReport,
@@ -49,6 +52,7 @@ import {
 import * as derived from './derived-rows.js';
 import { integrityFindings } from './integrity-rows.js';
 import { rederiveLineages } from './lineage-rows.js';
+import { purgeIn, purgeSecretRow, scanRows, vacuumAfterPurge } from './purge-rows.js';
 import * as reads from './reads.js';
 import { migrate } from './schema.js';
 import { SessionRows } from './session-rows.js';
@@ -158,11 +162,17 @@ export class PostgresStore implements Store {
     this.queue = new Promise<void>((r) => (done = r));
     await prior.catch(() => {});
     try {
-      return await this.inTransaction(fn);
+      const out = await this.inTransaction(fn);
+      for (const f of this.afterCommit.splice(0)) await f().catch(() => {});
+      return out;
     } finally {
+      this.afterCommit.length = 0;
       done();
     }
   }
+
+  /** Work that must run outside the write transaction, once it committed (a purge's VACUUM). */
+  private readonly afterCommit: (() => Promise<void>)[] = [];
 
   private async inTransaction<T>(fn: () => Promise<T>): Promise<T> {
     let client: pg.PoolClient;
@@ -355,6 +365,30 @@ export class PostgresStore implements Store {
     await this.withWriteLock(async () => {
       await rederiveLineages(this.tx.getStore()!, this.tenant, undefined, ids);
     });
+  }
+
+  async purge(req: PurgeRequest): Promise<PurgeReport> {
+    const report = await this.withWriteLock(async () => {
+      const c = this.tx.getStore()!;
+      await c.query('SAVEPOINT mneme_purge');
+      try {
+        return await purgeIn(c, this.tenant, req);
+      } catch (e) {
+        await c.query('ROLLBACK TO SAVEPOINT mneme_purge');
+        throw fromDb(e);
+      }
+    });
+    // Once the transaction commits, the old row versions are vacuumed away.
+    this.afterCommit.push(() => vacuumAfterPurge(this.pool));
+    return report;
+  }
+
+  async purgeSecret(create: boolean): Promise<string | null> {
+    return purgeSecretRow(this.db, this.tenant, create);
+  }
+
+  async scan(visit: (place: ScanPlace, text: string) => void): Promise<void> {
+    await scanRows(this.db, this.tenant, visit);
   }
 
   async status(scopes?: string[]): Promise<StoreStatus> {

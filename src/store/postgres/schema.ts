@@ -224,6 +224,15 @@ ALTER TABLE revisions ADD COLUMN fts_len integer GENERATED ALWAYS AS (
 CREATE INDEX revisions_tsv ON revisions USING gin(tsv);
 CREATE INDEX revisions_tokens ON revisions(tenant_id) INCLUDE (fts_len);
 `,
+  // 5: each tenant's purge secret (the key of its purge tombstones' hashes, core/purge.ts):
+  // kept apart from the journal and never exported.
+  `
+CREATE TABLE purge_secrets(
+  tenant_id text COLLATE "C" PRIMARY KEY REFERENCES tenants(name),
+  secret text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+`,
 ];
 
 /** Work a migration needs done in code, in its transaction, after its SQL (by version). */

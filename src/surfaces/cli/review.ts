@@ -2,6 +2,7 @@
 // `tombstone lift`, `journal repair`, which refuse inside an agent session or without a
 // terminal, ask for a typed confirmation, and need the review passphrase when one is set.
 import { MnemeError } from '../../core/errors.js';
+import { shownValue } from '../../core/tombstone-label.js';
 import type { Proposal } from '../../core/proposal.js';
 import type { Actor } from '../../core/types.js';
 import type { Engine } from '../../engine/engine.js';
@@ -22,17 +23,25 @@ export const proposalSummary = (p: Proposal) => ({
   created_at: p.created_at,
 });
 
+type Ask = NonNullable<CliContext['io']['ask']>;
+
+/** The human gate of every decision here (and of `mneme purge`): a person, in a terminal. */
+export function humanAsk(c: CliContext, what: string): Ask {
+  requireHumanSurface(what, c.io.env, c.io.tty ?? { stdin: false, stdout: false });
+  if (!c.io.ask) throw new MnemeError('refused', `${what} needs an interactive terminal`);
+  return c.io.ask;
+}
+
+/** Asks for the review passphrase and refuses a wrong one (nothing is asked when none is set). */
+export async function askPassphrase(engine: Engine, ask: Ask): Promise<void> {
+  if (!(await engine.hasPassphrase())) return;
+  await engine.checkPassphrase(await ask('Review passphrase: ', { secret: true }));
+}
+
 export function registerReview(c: CliContext): void {
   const { program } = c;
-  const human = (what: string) => {
-    requireHumanSurface(what, c.io.env, c.io.tty ?? { stdin: false, stdout: false });
-    if (!c.io.ask) throw new MnemeError('refused', `${what} needs an interactive terminal`);
-    return c.io.ask;
-  };
-  const passphrase = async (engine: Engine, ask: NonNullable<CliContext['io']['ask']>) => {
-    if (!(await engine.hasPassphrase())) return;
-    await engine.checkPassphrase(await ask('Review passphrase: ', { secret: true }));
-  };
+  const human = (what: string) => humanAsk(c, what);
+  const passphrase = askPassphrase;
 
   program
     .command('proposals')
@@ -160,7 +169,7 @@ export function registerReview(c: CliContext): void {
                 day(t.at),
                 t.actor.kind,
                 t.from_op,
-                t.value_norm,
+                shownValue(t),
               ]),
             ]),
       );
@@ -183,7 +192,7 @@ export function registerReview(c: CliContext): void {
         );
       const t = matches[0]!;
       c.io.stdout(
-        `tombstone on "${t.value_norm}" (${t.scope}, ${day(t.at)}, by ${t.actor.kind})\n`,
+        `tombstone on "${shownValue(t)}" (${t.scope}, ${day(t.at)}, by ${t.actor.kind})\n`,
       );
       if ((await ask('Type "lift" to let this value be written again: ')).trim() !== 'lift')
         throw new MnemeError('refused', 'not confirmed; nothing changed');

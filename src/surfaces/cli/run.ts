@@ -27,6 +27,7 @@ import { registerHostCommands } from './host-commands.js';
 import { registerMaintenance } from './maintenance.js';
 import { registerServe } from '../http/cli.js';
 import { day, table } from './format.js';
+import { registerPurge } from './purge.js';
 import { registerReview } from './review.js';
 import { schemaOptions } from './schema-options.js';
 import {
@@ -443,6 +444,7 @@ export async function run(
   };
   buildProgram(c);
   registerReview(c);
+  registerPurge(c);
   registerHostCommands(c);
   registerTeam(c);
   registerMaintenance(c);

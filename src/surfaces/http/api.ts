@@ -166,6 +166,13 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
     return c.json(await engine.trace(c.req.param('id'), opts.archive ?? null));
   });
 
+  // Purge is a person's decision in a terminal, never an API call (a token or a page script).
+  api.post('/memories/:id/purge', () => {
+    throw new MnemeError('refused', 'purging a memory is not possible over the API', {
+      hint: "a person runs `mneme purge ID --reason TEXT` in a terminal on the store's machine (outside any agent session)",
+    });
+  });
+
   for (const verb of ['supersede', 'correct'] as const) {
     api.post(`/memories/:id/${verb}`, async (c) => {
       const b = parsePayload(BODIES[verb], await jsonBody(c), verb);

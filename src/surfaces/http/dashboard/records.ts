@@ -1,6 +1,7 @@
 // The store's records: the journal (filter by actor, operation, memory; the chain's status),
 // armed tombstones, and the sleep and fsck reports.
 import { html } from 'hono/html';
+import { shownValue } from '../../../core/tombstone-label.js';
 import type { JournalEntry } from '../../../core/journal.js';
 import type { Tombstone } from '../../../core/normalize.js';
 import type { VerifyReport } from '../../compose.js';
@@ -118,7 +119,7 @@ export function tombstonesPage(list: Tombstone[]): Html {
               ${list.map(
                 (t) =>
                   html`<tr>
-                    <td>${t.value_norm}</td>
+                    <td>${shownValue(t)}</td>
                     <td>${t.scope}</td>
                     <td>${t.actor.kind}</td>
                     <td>${t.from_op}</td>

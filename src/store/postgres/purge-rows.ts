@@ -1,0 +1,169 @@
+// The Postgres half of a purge (engine/purge.ts decides it), inside the caller's transaction and
+// write lock: the purge entry appended (arming the purge tombstone, vouching for each earlier
+// journal row it rewrites), then the needles erased from every row of the tenant that holds
+// text — journal rows (hash kept), tombstone events of the purged value (dropped: the purge
+// tombstone replaces them), the purged revisions (their skeleton docs, every derived column and
+// the tsvector re-derived), proposals, usage events, the session archive and session state.
+// Other memories' revisions are left as they are. Also the tenant's purge secret and the scan
+// of every table mneme owns that `--verify` and `--find` read.
+import crypto from 'node:crypto';
+import type pg from 'pg';
+import type { JournalEntry } from '../../core/journal.js';
+import { eraseJsonText, eraser, newPurgeSecret, redactedEntries } from '../../core/purge.js';
+import { toRevision } from '../../core/revision.js';
+import type { PurgeReport, PurgeRequest, ScanPlace } from '../port.js';
+import { vouchingBody } from '../purge-body.js';
+import { commitIn } from './commit-rows.js';
+import { rederiveLineages } from './lineage-rows.js';
+
+type Queryable = Pick<pg.PoolClient, 'query'>;
+
+/** Text columns a purge erases in, per table (row identity by ctid, under the write lock). */
+const TEXT_TABLES: [table: string, column: string][] = [
+  ['proposals', 'doc'],
+  ['usage_events', 'doc'],
+  ['session_archive', 'text'],
+  ['session_state', 'doc'],
+];
+
+export async function purgeIn(
+  c: pg.PoolClient,
+  t: string,
+  req: PurgeRequest,
+): Promise<PurgeReport> {
+  const e = eraser(req.needles);
+  const { rows: jrows } = await c.query<{ entry: string }>(
+    'SELECT entry FROM journal WHERE tenant_id = $1 ORDER BY seq',
+    [t],
+  );
+  const entries: JournalEntry[] = [];
+  for (const r of jrows) {
+    try {
+      entries.push(JSON.parse(r.entry) as JournalEntry);
+    } catch {
+      /* an unreadable row: the chain check refuses the commit below */
+    }
+  }
+  const rewritten = redactedEntries(entries, e);
+  const entry = await commitIn(c, t, {
+    body: vouchingBody(req.body, rewritten),
+    revision: null,
+    tombstone: { arm: req.tombstone },
+  });
+  const places = new Set<string>();
+  for (const [seq, en] of rewritten) {
+    await c.query('UPDATE journal SET entry = $3 WHERE tenant_id = $1 AND seq = $2', [
+      t,
+      seq,
+      JSON.stringify(en),
+    ]);
+    places.add('table:journal');
+  }
+
+  // Tombstone events of the purged value (as a value tombstone) go, with any lift of them.
+  const { rows: tombs } = await c.query<{ key: string; doc: string }>(
+    "SELECT key, doc FROM tombstone_events WHERE tenant_id = $1 AND event = 'arm'",
+    [t],
+  );
+  const drop = tombs
+    .filter((r) => {
+      const d = JSON.parse(r.doc) as { kind?: string; memory?: string };
+      return d.kind !== 'purged' && (d.memory === req.id || e.holds(r.doc));
+    })
+    .map((r) => r.key);
+  if (drop.length > 0) {
+    await c.query(
+      `DELETE FROM tombstone_events WHERE tenant_id = $1 AND key = ANY($2::text[])
+         AND doc NOT LIKE '%"kind":"purged"%'`,
+      [t, drop],
+    );
+    places.add('table:tombstone_events');
+  }
+
+  // The purged revisions become their skeletons; every derived column follows.
+  for (const s of req.skeletons) {
+    await c.query('UPDATE revisions SET doc = $4 WHERE tenant_id = $1 AND id = $2 AND rev = $3', [
+      t,
+      s.id,
+      s.rev,
+      JSON.stringify(toRevision(s)),
+    ]);
+    places.add('table:revisions');
+  }
+  await rederiveLineages(c, t, undefined, [req.id]);
+  places.add('table:memories');
+
+  for (const [table, column] of TEXT_TABLES) {
+    const { rows } = await c.query<{ ctid: string; v: string }>(
+      `SELECT ctid::text AS ctid, ${column} AS v FROM ${table} WHERE tenant_id = $1`,
+      [t],
+    );
+    for (const r of rows) {
+      const next = eraseJsonText(r.v, e);
+      if (next === null) continue;
+      await c.query(`UPDATE ${table} SET ${column} = $2 WHERE tenant_id = $1 AND ctid = $3::tid`, [
+        t,
+        next,
+        r.ctid,
+      ]);
+      places.add(`table:${table}`);
+    }
+  }
+  return { entry, redactedEntries: [...rewritten.keys()], places: [...places] };
+}
+
+/** Dead row versions the purge left: vacuumed (outside the transaction; best effort). */
+export async function vacuumAfterPurge(db: Pick<pg.Pool, 'query'>): Promise<void> {
+  for (const table of [
+    'journal',
+    'revisions',
+    'memories',
+    'tombstone_events',
+    ...TEXT_TABLES.map(([x]) => x),
+  ])
+    await db.query(`VACUUM ${table}`).catch(() => {});
+}
+
+export async function purgeSecretRow(
+  c: Queryable,
+  t: string,
+  create: boolean,
+): Promise<string | null> {
+  if (create)
+    await c.query(
+      'INSERT INTO purge_secrets(tenant_id, secret) VALUES ($1, $2) ON CONFLICT (tenant_id) DO NOTHING',
+      [t, newPurgeSecret((n) => crypto.randomBytes(n))],
+    );
+  const { rows } = await c.query<{ secret: string }>(
+    'SELECT secret FROM purge_secrets WHERE tenant_id = $1',
+    [t],
+  );
+  return rows[0]?.secret ?? null;
+}
+
+/** Every row of every table mneme owns that carries this tenant (its purge secret aside). */
+export async function scanRows(
+  c: Queryable,
+  t: string,
+  visit: (place: ScanPlace, text: string) => void,
+): Promise<void> {
+  const { rows: tables } = await c.query<{ table_name: string }>(
+    `SELECT table_name FROM information_schema.columns
+     WHERE table_schema = current_schema() AND column_name = 'tenant_id'
+       AND table_name <> 'purge_secrets' ORDER BY table_name`,
+  );
+  for (const { table_name: name } of tables) {
+    const { rows } = await c.query<Record<string, unknown>>(
+      `SELECT * FROM ${name} WHERE tenant_id = $1`,
+      [t],
+    );
+    rows.forEach((row, i) => {
+      const id = typeof row.id === 'string' ? row.id : undefined;
+      const rev = typeof row.rev === 'number' ? row.rev : undefined;
+      visit(
+        { where: `table:${name}`, line: i + 1, ...(id ? { id } : {}), ...(rev ? { rev } : {}) },
+        JSON.stringify(row),
+      );
+    });
+  }
+}

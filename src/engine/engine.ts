@@ -33,6 +33,7 @@ export type { SourceCheck } from './drift.js';
 /** What `trace` returns: each revision with its provenance, and the journal entries. */
 export type TraceReport = Awaited<ReturnType<typeof import('./trace.js').trace>>;
 export { DISTILL_DEFAULTS } from './distill-limits.js';
+export type { DistillSpend, SpendTally } from './distill-limits.js';
 export { INJECT_BUDGETS, PROMPT_RECALL, WEIGHT_FLOOR } from './inject.js';
 export { PHASES } from './fsck-phases.js';
 
@@ -244,6 +245,12 @@ export class Engine {
   async distill(sessions: SessionStore | null, executor: Executor, opts: DistillOptions) {
     const { distillSession } = await import('./distill.js');
     return distillSession(this.#ctx, sessions ?? this.#ctx.store.sessions, executor, opts);
+  }
+
+  /** The distiller's use of its caps: executor runs in the last hour and today's spend by host. */
+  async distillUsage() {
+    const { distillUsage } = await import('./distill.js');
+    return distillUsage(this.#ctx, this.#ctx.store.sessions);
   }
 
   /** The write path: ops as ops.ts defines them (parsed again here, at the engine's boundary). */

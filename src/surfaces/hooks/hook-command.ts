@@ -4,8 +4,9 @@
 // failure or a timeout becomes a line in the hook log.
 import fs from 'node:fs';
 import { isHost, type Host } from '../../core/transcript.js';
-import { loadSettings, type LoadedSettings } from '../config/settings.js';
-import { localRoot, type StoreFlags } from '../open.js';
+import { isDistillerSession } from '../agent-env.js';
+import { loadSettings, sourceText, type LoadedSettings } from '../config/settings.js';
+import { localRoot, storeLocation, type StoreFlags } from '../open.js';
 import { appendHookLog } from './hook-log.js';
 import { HOOK_EVENTS, type HookEvent } from './payload.js';
 
@@ -53,6 +54,46 @@ function readStream(chunks: Buffer[], size: number): Promise<string> {
   });
 }
 
+/**
+ * `mneme doctor` runs each hook command exactly as the host has it, with this variable set: the
+ * hook then prints which store and settings file it would use, as one JSON line, and does
+ * nothing else (no payload read, no log line).
+ */
+export const HOOK_PROBE_VAR = 'MNEME_HOOK_PROBE';
+
+export interface HookProbe {
+  probe: 'mneme-hook';
+  event: string;
+  host: string;
+  store: string | null;
+  /** Where the store came from: `flag --store`, `env MNEME_HOME`, a config file, `default`. */
+  storeFrom: string | null;
+  config: string | null;
+  error?: string;
+}
+
+function probe(a: HookCommand): void {
+  const flags: StoreFlags = { store: a.store, db: a.db, tenant: a.tenant, config: a.config };
+  const out: HookProbe = {
+    probe: 'mneme-hook',
+    event: a.event,
+    host: a.host ?? DEFAULT_HOOK_HOST,
+    store: null,
+    storeFrom: null,
+    config: null,
+  };
+  try {
+    const loaded = loadSettings(flags, a.env);
+    out.store = storeLocation(loaded.target());
+    const key = loaded.storeKind === 'postgres' ? 'store.database_url' : 'store.home';
+    out.storeFrom = sourceText(loaded.sources[key]!);
+    out.config = loaded.file?.path ?? null;
+  } catch (e) {
+    out.error = (e as Error).message.slice(0, 500);
+  }
+  a.stdout(`${JSON.stringify(out)}\n`);
+}
+
 export interface HookCommand extends StoreFlags {
   event: string;
   /** --host as given (default claude-code; an unknown host answers in the generic dialect). */
@@ -63,6 +104,9 @@ export interface HookCommand extends StoreFlags {
 }
 
 export async function hookCommand(a: HookCommand): Promise<void> {
+  // A session the distiller started: no log line, no settings, no store (agent-env.ts).
+  if (isDistillerSession(a.env)) return;
+  if (a.env[HOOK_PROBE_VAR] === '1') return probe(a);
   const flags: StoreFlags = { store: a.store, db: a.db, tenant: a.tenant, config: a.config };
   let root: string;
   try {

@@ -137,10 +137,24 @@ const HOST_MARKS: Record<Host, (d: DoctorDeps) => string[]> = {
   cursor: (d) => [path.join(d.home, '.cursor'), path.join(d.project, '.cursor')],
 };
 
-/** A store as one of the host's programs will use it, and who said so. */
-interface UsedStore {
-  store: string;
-  by: string;
+/** A store as one of the host's programs will use it: the MCP entry, or a hook and its source. */
+type UsedStore =
+  | { store: string; kind: 'mcp'; where: string }
+  | { store: string; kind: 'hook'; event: string; from: string };
+
+/** "hooks session-start, stop (store from flag --store); the MCP server in ~/.claude.json" */
+function usersText(used: UsedStore[]): string {
+  const parts: string[] = [];
+  const hooks = used.filter((u) => u.kind === 'hook');
+  for (const from of [...new Set(hooks.map((h) => h.from))])
+    parts.push(
+      `hooks ${hooks
+        .filter((h) => h.from === from)
+        .map((h) => h.event)
+        .join(', ')} (store from ${from})`,
+    );
+  for (const u of used) if (u.kind === 'mcp') parts.push(`the MCP server in ${u.where}`);
+  return parts.join('; ');
 }
 
 async function hostChecks(d: DoctorDeps): Promise<{ checks: Check[]; found: Host[] }> {
@@ -164,7 +178,7 @@ async function hostChecks(d: DoctorDeps): Promise<{ checks: Check[]; found: Host
     for (const e of entries) {
       const r = await runMcpEntry(d, e);
       out.push(r.check);
-      if (r.store) used.push({ store: r.store, by: `the MCP server in ${e.where}` });
+      if (r.store) used.push({ store: r.store, kind: 'mcp', where: e.where });
     }
     if (host === 'cursor') {
       out.push(...storeAgreement(d, host, used));
@@ -186,7 +200,7 @@ async function hostChecks(d: DoctorDeps): Promise<{ checks: Check[]; found: Host
         });
         continue;
       }
-      used.push({ store: p.store, by: `the ${h.event} hook (store from ${p.storeFrom})` });
+      used.push({ store: p.store, kind: 'hook', event: h.event, from: p.storeFrom });
     }
     out.push(...storeAgreement(d, host, used));
   }
@@ -276,27 +290,24 @@ function hookWiring(
 /** One check per host: which store its hooks and its MCP server use, failing when they differ. */
 function storeAgreement(d: DoctorDeps, host: Host, used: UsedStore[]): Check[] {
   if (used.length === 0) return [];
-  const stores = [...new Set(used.map((u) => u.store))];
+  // Hooks first: the store they inject from is the one the person expects to see.
+  const stores = [
+    ...new Set([...used.filter((u) => u.kind === 'hook'), ...used].map((u) => u.store)),
+  ];
   if (stores.length > 1)
     return [
       {
         check: `${host} stores`,
         status: 'fail',
         detail: `the hooks and the MCP server use different stores: ${stores
-          .map(
-            (s) =>
-              `${s} ← ${used
-                .filter((u) => u.store === s)
-                .map((u) => u.by)
-                .join(', ')}`,
-          )
-          .join('; ')}. Memories written over MCP are not the ones the hooks inject`,
+          .map((s) => `${s} ← ${usersText(used.filter((u) => u.store === s))}`)
+          .join(' | ')}. Memories written over MCP are not the ones the hooks inject`,
         fix: `run \`mneme --store DIR setup ${host}\` with the store you mean: it writes it into the MCP entry and every hook command`,
       },
     ];
   const [store] = stores as [string];
-  const hooks = used.some((u) => u.by.includes('hook'));
-  const mcp = used.some((u) => u.by.includes('MCP'));
+  const hooks = used.some((u) => u.kind === 'hook');
+  const mcp = used.some((u) => u.kind === 'mcp');
   const who =
     hooks && mcp ? 'hooks and MCP server both use' : hooks ? 'hooks use' : 'MCP server uses';
   return [

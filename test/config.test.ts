@@ -399,7 +399,7 @@ describe('one list of settings', () => {
   it('every MNEME_ variable the docs name is a setting or a listed non-setting; no other page has a table of them', () => {
     const settings = new Set([...SETTING_LIST.map((d) => d.env), CONFIG_FILE_SETTING.env]);
     const notSettings =
-      /^MNEME_(AGENT|DISTILLER_SESSION|FSCK_FAULT_AFTER|SCREENSHOTS|TEST_[A-Z_]+)$/;
+      /^MNEME_(AGENT|DISTILLER_SESSION|HOOK_PROBE|FSCK_FAULT_AFTER|SCREENSHOTS|TEST_[A-Z_]+)$/;
     const pages = [
       'README.md',
       ...fs

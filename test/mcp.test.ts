@@ -287,6 +287,9 @@ describe('mneme mcp over real stdio', () => {
         [id],
       );
       assert.match(results[0]!.scope, /stdio/);
+      // status names the store this server writes to (doctor compares it with the hooks').
+      const st = await client.callTool({ name: 'status', arguments: {} });
+      assert.equal((st.structuredContent as { store: string }).store, path.join(tmp, 'store'));
       // An unknown tool is a JSON-RPC error whose message carries the code once, names the
       // tool and lists the real ones.
       const unknown = await client.callTool({ name: 'recal', arguments: {} }).then(

@@ -13,6 +13,8 @@ import { HOOK_EVENTS, type HookEvent } from './payload.js';
 const INJECT_EVENTS = new Set<HookEvent>(['session-start', 'pre-tool-use', 'user-prompt-submit']);
 const STDIN_CAP = 16 * 1024 * 1024;
 export const DEFAULT_HOOK_HOST = 'claude-code';
+/** Codex 0.171 gives SessionEnd hooks at most 3 s; mneme's own limit stays inside it. */
+export const CODEX_SESSION_END_MS = 2500;
 
 /**
  * The host's payload. Read with synchronous reads of fd 0 (setting up process.stdin costs a
@@ -147,7 +149,12 @@ export async function hookCommand(a: HookCommand): Promise<void> {
     });
     return;
   }
-  const limit = settings.settings.hooks.timeout_ms ?? (INJECT_EVENTS.has(ev) ? 900 : 5000);
+  const limit = Math.min(
+    settings.settings.hooks.timeout_ms ?? (INJECT_EVENTS.has(ev) ? 900 : 5000),
+    // Codex runs SessionEnd but clamps its timeout to 3 s, then kills the hook: stop first and
+    // say so in the log (the distiller it would start picks the rest up at the next trigger).
+    host === 'codex' && ev === 'session-end' ? CODEX_SESSION_END_MS : Infinity,
+  );
   // The host must never wait on us for long: past the limit we log and leave, exit 0.
   const timer = setTimeout(() => {
     appendHookLog(root, {

@@ -193,7 +193,7 @@ describe('mneme doctor runs what the hosts run', () => {
       .split('\n');
     assert.match(
       log.at(-1)!,
-      /"transcript":"the transcript file does not exist \(yet\): nothing to archive"/,
+      /"transcript":"the transcript file does not exist: nothing to archive"/,
     );
     // The twin: a transcript path that names something that is not a transcript is an error.
     fs.writeFileSync(path.join(tmp, 'not-jsonl.txt'), 'secret=1\n');
@@ -206,9 +206,20 @@ describe('mneme doctor runs what the hosts run', () => {
       ),
       encoding: 'utf8',
     });
-    const bad = doctor(['--store', storeA]).by.get('hook claude-code session-end')!;
+    const after = doctor(['--store', storeA]).by;
+    const bad = after.get('hook claude-code session-end')!;
     assert.equal(bad.status, 'warn');
     assert.match(bad.detail, /error: transcript file is not JSONL/);
+    // A Stop comes after a turn, which always writes a transcript: there a missing one is an error.
+    spawnSync(process.execPath, [BIN, '--store', storeA, 'hook', 'stop'], {
+      cwd: repo,
+      env: hostEnv(),
+      input: payload,
+      encoding: 'utf8',
+    });
+    const stop = doctor(['--store', storeA]).by.get('hook claude-code stop')!;
+    assert.equal(stop.status, 'warn');
+    assert.match(stop.detail, /error: transcript file does not exist/);
   });
 
   it('reports Codex hooks as skipped until Codex records their trust, and wired once it does', () => {
@@ -225,6 +236,10 @@ describe('mneme doctor runs what the hosts run', () => {
     assert.match(trust.fix!, /trust mneme’s hooks/);
     assert.equal(first.by.get('codex hooks')!.status, 'warn');
     assert.match(first.by.get('codex hooks')!.detail, /^none will run; missing: session-start/);
+    assert.equal(
+      first.by.get('codex hooks')!.fix,
+      'trust them in Codex (see codex hook trust above)',
+    );
     // Codex's MCP entry, run with the variables Codex passes (not this shell's MNEME_HOME).
     assert.match(first.by.get('codex mcp')!.detail, new RegExp(`— store ${storeA},`));
     // Trust as Codex records it: [hooks.state."<hooks.json>:<event>:<group>:<handler>"].

@@ -274,15 +274,20 @@ async function promptSubmit(c: Ctx): Promise<string> {
 
 async function archiveAndDistill(c: Ctx): Promise<void> {
   if (!c.ref) throw new Error('the payload has no session_id');
-  // A session that never wrote a transcript (each `claude mcp list` fires SessionEnd with the
-  // path of a file it never created): nothing to archive, which is not a failure.
+  // A session can end without ever having written a transcript (each `claude mcp list` fires
+  // SessionEnd with the path of a file it never created): nothing to archive, not a failure.
+  // A Stop or PreCompact comes after a turn, which always writes one: there it stays an error.
+  const ended = c.r.event === 'session-end';
   const none = (why: string) => {
     c.rec.detail = { transcript: `${why}: nothing to archive` };
   };
-  if (!c.payload.transcriptPath) return none('no transcript_path in the payload');
+  if (!c.payload.transcriptPath) {
+    if (ended) return none('no transcript_path in the payload');
+    throw new Error('the payload has no transcript_path');
+  }
   const checked = checkTranscript(c.payload.transcriptPath, c.cwd);
   if ('problem' in checked) {
-    if (checked.missing) return none('the transcript file does not exist (yet)');
+    if (checked.missing && ended) return none('the transcript file does not exist');
     throw new Error(checked.problem);
   }
   const binding = c.engine.binding;

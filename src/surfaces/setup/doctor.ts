@@ -283,7 +283,14 @@ function hookWiring(
       (wired.length ? `wired: ${wired.join(', ')}` : 'none will run') +
       (missing.length ? `; missing: ${missing.join(', ')}` : '') +
       ` (${files})`,
-    ...(missing.length ? { fix: `run \`mneme setup ${host}\` again` } : {}),
+    ...(missing.length
+      ? {
+          // Configured but skipped by the host (Codex trust) is fixed in the host, not by setup.
+          fix: missing.every((e) => hooks.some((h) => h.event === e))
+            ? 'trust them in Codex (see codex hook trust above)'
+            : `run \`mneme setup ${host}\` again`,
+        }
+      : {}),
   };
 }
 

@@ -398,7 +398,8 @@ describe('one list of settings', () => {
 
   it('every MNEME_ variable the docs name is a setting or a listed non-setting; no other page has a table of them', () => {
     const settings = new Set([...SETTING_LIST.map((d) => d.env), CONFIG_FILE_SETTING.env]);
-    const notSettings = /^MNEME_(AGENT|FSCK_FAULT_AFTER|SCREENSHOTS|TEST_[A-Z_]+)$/;
+    const notSettings =
+      /^MNEME_(AGENT|DISTILLER_SESSION|HOOK_PROBE|FSCK_FAULT_AFTER|SCREENSHOTS|TEST_[A-Z_]+)$/;
     const pages = [
       'README.md',
       ...fs
@@ -419,7 +420,13 @@ describe('one list of settings', () => {
     assert.deepEqual(unknown, []);
     assert.deepEqual(tables, []);
     // The non-settings are named in the reference page too.
-    for (const v of ['MNEME_AGENT', 'MNEME_FSCK_FAULT_AFTER', 'MNEME_SCREENSHOTS', 'MNEME_TEST_'])
+    for (const v of [
+      'MNEME_AGENT',
+      'MNEME_DISTILLER_SESSION',
+      'MNEME_FSCK_FAULT_AFTER',
+      'MNEME_SCREENSHOTS',
+      'MNEME_TEST_',
+    ])
       assert.ok(doc.includes(v), `docs/configuration.md names ${v}`);
   });
 

@@ -115,6 +115,13 @@ describe('MCP server (in-process, SDK client over InMemoryTransport)', () => {
       const t = await s.call('trace', { id: w.body.id });
       assert.equal(t.isError, false);
       assert.equal(t.body.journal[0].op, 'remember');
+      // Each journal entry carries its chain hash (docs/mcp.md), the one the journal holds.
+      const logged = await engine.log({ id: w.body.id });
+      assert.deepEqual(
+        t.body.journal.map((e: { hash: string }) => e.hash),
+        logged.map((e) => e.hash),
+      );
+      assert.match(t.body.journal[0].hash, /^[0-9a-f]{64}$/);
       assert.equal(t.body.revisions[0].actor.surface, 'mcp');
       const f = await s.call('feedback', { id: w.body.id, useful: true });
       assert.equal(f.isError, false);
@@ -280,6 +287,22 @@ describe('mneme mcp over real stdio', () => {
         [id],
       );
       assert.match(results[0]!.scope, /stdio/);
+      // status names the store this server writes to (doctor compares it with the hooks').
+      const st = await client.callTool({ name: 'status', arguments: {} });
+      assert.equal((st.structuredContent as { store: string }).store, path.join(tmp, 'store'));
+      // An unknown tool is a JSON-RPC error whose message carries the code once, names the
+      // tool and lists the real ones.
+      const unknown = await client.callTool({ name: 'recal', arguments: {} }).then(
+        () => null,
+        (e: Error) => e,
+      );
+      assert.ok(unknown, 'calling an unknown tool fails');
+      assert.equal((unknown as Error & { code?: number }).code, -32602);
+      assert.match(
+        unknown.message,
+        /^MCP error -32602: unknown tool "recal"; the tools are recall, /,
+      );
+      assert.equal(unknown.message.match(/MCP error/g)?.length, 1, unknown.message);
     } finally {
       await client.close();
       fs.rmSync(tmp, { recursive: true, force: true });

@@ -238,9 +238,10 @@ describe('mneme doctor', () => {
     const by = new Map(report.checks.map((c) => [c.check, c]));
     assert.equal(by.get('store')?.status, 'ok');
     assert.equal(by.get('journal')?.status, 'ok');
-    assert.equal(by.get('mcp round trip')?.status, 'ok', by.get('mcp round trip')?.detail);
-    assert.equal(by.get('cursor mcp')?.status, 'ok');
-    assert.equal(by.get('distiller')?.status, 'warn');
+    // The configured entry itself was started and answered with the store it uses.
+    assert.equal(by.get('cursor mcp')?.status, 'ok', by.get('cursor mcp')?.detail);
+    assert.match(by.get('cursor mcp')!.detail, /answered status in \d+ ms — store \//);
+    assert.equal(by.get('distiller claude-code')?.status, 'warn');
     assert.equal(report.ok, true);
     assert.equal(r.code, 0);
   });
@@ -301,7 +302,7 @@ describe('mneme doctor', () => {
       },
     });
     assert.equal(r.status, 1);
-    assert.match(r.stdout, /fail\s+distiller .*no-such-distiller/);
+    assert.match(r.stdout, /fail\s+distiller claude-code .*no-such-distiller/);
     assert.match(r.stdout, /ok\s+store/);
   });
 });

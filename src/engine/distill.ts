@@ -13,7 +13,7 @@ import type { SessionRef, SessionStore } from '../store/sessions.js';
 import { applyEach } from './apply.js';
 import type { EngineContext } from './context.js';
 import { buildPrompt, buildSheet, type BatchMessage } from './distill-prompt.js';
-import type { DistillLimits, Executor } from './distill-limits.js';
+import { addSpend, spendOf, type DistillLimits, type Executor } from './distill-limits.js';
 
 export { DISTILL_DEFAULTS, type DistillLimits, type Executor } from './distill-limits.js';
 
@@ -203,9 +203,11 @@ export async function distillSession(
     try {
       output = await executor(prompt);
     } catch (e) {
+      await countSpend(ctx, sessions, opts.host, prompt.length, 0);
       report.error = `executor failed: ${(e as Error).message}`;
       break;
     }
+    await countSpend(ctx, sessions, opts.host, prompt.length, output.length);
     const from = messages[0]!.line;
     report.batches.push({ from, to: last, messages: messages.length });
     const parsed = parseModelOutput(output);
@@ -299,6 +301,31 @@ export async function distillSession(
     watermark = last;
   }
   return report;
+}
+
+/** Today's spend (shared state `spend`, one UTC day kept), after one executor run. */
+async function countSpend(
+  ctx: EngineContext,
+  sessions: SessionStore,
+  host: Host,
+  promptChars: number,
+  outputChars: number,
+): Promise<void> {
+  const day = ctx.clock().toISOString().slice(0, 10);
+  const spend = spendOf(await sessions.readShared('spend'), day);
+  await sessions.writeShared('spend', addSpend(spend, host, { promptChars, outputChars }));
+}
+
+/** The distiller's use of its caps: executor runs in the last hour, and today's spend. */
+export async function distillUsage(ctx: EngineContext, sessions: SessionStore) {
+  const now = ctx.clock();
+  const runs = ((await sessions.readShared<number[]>('runs')) ?? []).filter(
+    (t) => typeof t === 'number' && now.getTime() - t < HOUR,
+  );
+  return {
+    runsLastHour: runs.length,
+    today: spendOf(await sessions.readShared('spend'), now.toISOString().slice(0, 10)),
+  };
 }
 
 function sheetTarget(handles: Map<string, { id: string }>, h: string): string | null {

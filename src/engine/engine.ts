@@ -34,6 +34,7 @@ export type { FindResult, PurgeInput, PurgeResult, VerifyResult } from './purge.
 /** What `trace` returns: each revision with its provenance, and the journal entries. */
 export type TraceReport = Awaited<ReturnType<typeof import('./trace.js').trace>>;
 export { DISTILL_DEFAULTS } from './distill-limits.js';
+export type { DistillSpend, SpendTally } from './distill-limits.js';
 export { INJECT_BUDGETS, PROMPT_RECALL, WEIGHT_FLOOR } from './inject.js';
 export { PHASES } from './fsck-phases.js';
 
@@ -264,6 +265,11 @@ export class Engine {
   async findValue(text: string) {
     const { findValue } = await import('./purge.js');
     return findValue(this.#ctx, text);
+  }
+  /** The distiller's use of its caps: executor runs in the last hour and today's spend by host. */
+  async distillUsage() {
+    const { distillUsage } = await import('./distill.js');
+    return distillUsage(this.#ctx, this.#ctx.store.sessions);
   }
 
   /** The write path: ops as ops.ts defines them (parsed again here, at the engine's boundary). */

@@ -98,6 +98,8 @@ export async function trace(ctx: EngineContext, id: string, sessions: SessionSto
       actor: e.actor,
       rev: e.after?.rev ?? null,
       reason: e.reason,
+      // The entry's chain hash, as `mneme journal verify` checks it.
+      hash: e.hash,
     })),
   };
 }

@@ -22,3 +22,22 @@ export function agentSessionMarker(env: NodeJS.ProcessEnv = process.env): string
     if (isAgentVariable(name) && env[name] !== undefined && env[name] !== '') return name;
   return null;
 }
+
+/**
+ * Marks the environment of a model session the distiller starts (`claude -p`, `codex exec`, a
+ * command executor). Its host fires mneme's hooks like any session's; `mneme hook` sees the
+ * mark and leaves at once, before it reads a setting or writes a log line, so the distiller's
+ * own sessions are never archived, injected, distilled again or seen in the hook status.
+ * MNEME_HOOKS_DISABLED stays set too, for a mneme too old to know the mark.
+ */
+export const DISTILLER_SESSION_VAR = 'MNEME_DISTILLER_SESSION';
+
+export function distillerSessionEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...env, [DISTILLER_SESSION_VAR]: '1', MNEME_HOOKS_DISABLED: '1' };
+}
+
+/** Whether this process runs inside a session the distiller started. */
+export function isDistillerSession(env: NodeJS.ProcessEnv): boolean {
+  const v = env[DISTILLER_SESSION_VAR];
+  return v !== undefined && v !== '' && v !== '0';
+}

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
+import { redactUrl } from '../core/redact.js';
 import { resolveStore, type StoreTarget } from './config/settings.js';
 
 /** The flags that say which store a command works on, as every command receives them. */
@@ -65,4 +66,13 @@ export function childStore(
   if (t.kind === 'postgres')
     return { args: config, env: { ...env, MNEME_DATABASE_URL: t.url, MNEME_TENANT: t.tenant } };
   return { args: [...config, ...(flags.store ? ['--store', flags.store] : [])], env };
+}
+
+/**
+ * A store as its status names it (`location`): the embedded store's directory, or the
+ * database (password masked) and tenant. `mneme doctor` compares the hooks' and the MCP
+ * server's stores in this form.
+ */
+export function storeLocation(t: StoreTarget): string {
+  return t.kind === 'files' ? t.root : `${redactUrl(t.url)} (tenant ${t.tenant})`;
 }

@@ -22,6 +22,7 @@ import {
   type SessionRef,
   type SessionStore,
 } from '../compose.js';
+import { EXECUTOR_CHOICES } from '../config/schema.js';
 import { loadSettings } from '../config/settings.js';
 import { localRoot } from '../open.js';
 import { bindProject } from '../project.js';
@@ -61,18 +62,20 @@ export function registerAgentCommands(c: CliContext): void {
         .default('claude-code'),
     )
     .addOption(
-      new Option('--executor <kind>', 'the model runner').choices([
-        'claude',
-        'codex',
-        'openai',
-        'command',
-      ]),
+      new Option(
+        '--executor <kind>',
+        "the model runner for this run (host: each session's host decides)",
+      ).choices([...EXECUTOR_CHOICES]),
     )
     .option(
       '--command <prog>',
       'the program the command executor runs (prompt on stdin, JSON lines out)',
     )
     .option('--dry-run', 'print the parsed operations without applying them')
+    .option(
+      '--status',
+      "show each host's executor, the cost caps and today's spend; distil nothing",
+    )
     .option('--handoff', 'allow one handoff memory (the session is ending or compacting)')
     .option(
       '--single-flight',
@@ -88,7 +91,19 @@ export function registerAgentCommands(c: CliContext): void {
         dryRun?: boolean;
         handoff?: boolean;
         singleFlight?: boolean;
+        status?: boolean;
       }) => {
+        const loaded =
+          o.executor !== undefined || o.command !== undefined
+            ? loadSettings({ ...c.globals(), executor: o.executor, command: o.command }, c.io.env)
+            : c.settings();
+        if (o.status) {
+          const { distillStatus, formatDistillStatus } = await import('../distill/status.js');
+          const engine = await c.engine();
+          const st = await distillStatus(engine, loaded, c.io.env);
+          c.out(st, () => formatDistillStatus(st));
+          return;
+        }
         if (!o.session === !o.pending)
           throw new MnemeError('invalid', 'pass --session ID or --pending', {
             hint: 'list archived sessions with `mneme distill --pending --dry-run`',
@@ -97,16 +112,13 @@ export function registerAgentCommands(c: CliContext): void {
         const opened = await openArchive({ settings: c.settings(), env: c.io.env });
         const sessions = opened.archive;
         const { distillSettings, makeExecutor } = await import('../distill/executors.js');
-        const settings = distillSettings(
-          (o.executor !== undefined || o.command !== undefined
-            ? loadSettings({ ...c.globals(), executor: o.executor, command: o.command }, c.io.env)
-            : c.settings()
-          ).settings,
-        );
+        const { choiceText, executorFor } = await import('../distill/choice.js');
         const targets: SessionRef[] = [];
         // Each session's own binding, as its hook recorded it.
         const metas = new Map<SessionRef, SessionMeta | null>();
         const reports: DistillReport[] = [];
+        /** Sessions whose host's executor is off: archived, not distilled. */
+        const off: { host: Host; session: string; setting: string }[] = [];
         try {
           if (o.session) targets.push({ host: o.host, session: safeSessionName(o.session) });
           else
@@ -118,6 +130,11 @@ export function registerAgentCommands(c: CliContext): void {
           await opened.close();
         }
         for (const ref of targets) {
+          const settings = distillSettings(loaded, ref.host);
+          if (!settings) {
+            off.push({ ...ref, setting: choiceText(executorFor(loaded, ref.host)) });
+            continue;
+          }
           const runOnce = async (handoff: boolean) => {
             const started = Date.now();
             const meta = metas.get(ref) ?? null;
@@ -193,7 +210,17 @@ export function registerAgentCommands(c: CliContext): void {
             handoff = pending.handoff;
           }
         }
-        c.out({ reports }, () => reports.map(formatReport).join('\n\n') || 'nothing to distil');
+        c.out(
+          { reports, ...(off.length ? { off } : {}) },
+          () =>
+            [
+              ...reports.map(formatReport),
+              ...off.map(
+                (x) =>
+                  `session ${x.host}/${x.session}: not distilled, the distiller is off for ${x.host} sessions (${x.setting}); pass --executor KIND to run it once, or see docs/configuration.md`,
+              ),
+            ].join('\n\n') || 'nothing to distil',
+        );
         if (reports.some((r) => r.error)) throw new ExitCode(1);
       },
     );

@@ -8,7 +8,7 @@ import { MnemeError } from '../../core/errors.js';
 import { urlHasSecret } from '../../core/redact.js';
 import { mnemeBin } from '../install-root.js';
 import { openEngine } from '../compose.js';
-import { childStore, localRoot } from '../open.js';
+import { localRoot, storeLocation } from '../open.js';
 import { findRepoRoot } from '../project.js';
 import type { Check } from '../setup/doctor.js';
 import { HOSTS, resolveInvocation, type Host } from '../setup/hosts.js';
@@ -119,19 +119,20 @@ export function registerHostCommands(c: CliContext): void {
 
   program
     .command('doctor')
-    .description('check the store, host wiring, a live MCP round trip, the distiller and hook runs')
+    .description(
+      "check the store, each host's configured MCP entry and hooks (run as the host runs them), the distiller and hook runs",
+    )
     .action(async () => {
-      const { store } = c.globals();
       const { runDoctor } = await import('../setup/doctor.js');
-      const child = childStore(c.globals(), io.env);
       const checks = await runDoctor({
-        env: child.env,
+        // The hosts' environment is this one: doctor runs their commands in it as they would.
+        env: io.env,
         cwd: io.cwd,
         home: homeOf(io.env),
         project: projectOf(io.cwd),
         storeDir: localRoot(c.globals(), io.env),
         settings: c.settings(),
-        storeFlag: store,
+        store: storeLocation(c.settings().target()),
         openEngine: () =>
           openEngine({ settings: c.settings(), cwd: io.cwd, env: io.env, surface: 'human' }),
         hasHookCommand: program.commands.some((cmd) => cmd.name() === 'hook'),

@@ -136,6 +136,10 @@ const def = <T, const D extends T | undefined>(
 
 export const EMBEDDERS = ['off', 'hash', 'openai', 'ollama', 'transformers'] as const;
 export const EXECUTORS = ['claude', 'codex', 'openai', 'command'] as const;
+/** What runs a host's sessions: an executor, or `off` (archived, never distilled). */
+export const HOST_EXECUTORS = ['off', ...EXECUTORS] as const;
+/** distill.executor: `host` (each session's host decides, below), or one choice for every host. */
+export const EXECUTOR_CHOICES = ['host', ...HOST_EXECUTORS] as const;
 
 /** Every setting, grouped as config.toml groups them (`[section] name = value`). */
 export const SETTINGS = {
@@ -287,9 +291,32 @@ export const SETTINGS = {
       key: 'distill.executor',
       env: 'MNEME_DISTILL_EXECUTOR',
       flag: '--executor',
-      kind: oneOf(EXECUTORS),
+      kind: oneOf(EXECUTOR_CHOICES),
+      default: 'host',
+      meaning:
+        "the model the distiller runs: `host` follows the session's host (the three keys below); `off` stops the distiller (sessions are still archived); any other value runs for every host (docs/distiller.md)",
+    }),
+    claude_code_executor: def({
+      key: 'distill.claude_code_executor',
+      env: 'MNEME_DISTILL_CLAUDE_CODE_EXECUTOR',
+      kind: oneOf(HOST_EXECUTORS),
       default: 'claude',
-      meaning: 'the model the distiller runs (docs/distiller.md)',
+      meaning: 'with distill.executor = host: what distils Claude Code sessions (`claude -p`)',
+    }),
+    codex_executor: def({
+      key: 'distill.codex_executor',
+      env: 'MNEME_DISTILL_CODEX_EXECUTOR',
+      kind: oneOf(HOST_EXECUTORS),
+      default: 'codex',
+      meaning: 'with distill.executor = host: what distils Codex sessions (`codex exec`)',
+    }),
+    generic_executor: def({
+      key: 'distill.generic_executor',
+      env: 'MNEME_DISTILL_GENERIC_EXECUTOR',
+      kind: oneOf(HOST_EXECUTORS),
+      default: 'off',
+      meaning:
+        'with distill.executor = host: what distils sessions of other hosts (`hook --host generic`); off: they have no CLI of their own',
     }),
     command: def({
       key: 'distill.command',

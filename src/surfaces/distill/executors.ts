@@ -1,18 +1,23 @@
 // Model executors for the distiller: a prompt in, operation lines out. `command` runs any
 // program (prompt on stdin, JSON lines on stdout); `claude` and `codex` run the host's own CLI
-// headless with tools disabled; `openai` posts to any OpenAI-compatible chat endpoint. Every
-// child gets a timeout, an output cap and MNEME_HOOKS_DISABLED=1 so its own hooks stay quiet.
+// headless with tools disabled; `openai` posts to any OpenAI-compatible chat endpoint. Which one
+// runs for a session is choice.ts's rule. Every child gets a timeout, an output cap and the
+// distiller's mark (agent-env.ts), so the hooks of the session it starts leave no trace.
 import { spawn } from 'node:child_process';
 import { MnemeError } from '../../core/errors.js';
+import type { Host } from '../../core/transcript.js';
 import type { DistillLimits, Executor } from '../../engine/engine.js';
+import { distillerSessionEnv } from '../agent-env.js';
 import { EXECUTORS } from '../config/schema.js';
-import type { Settings } from '../config/settings.js';
+import type { LoadedSettings } from '../config/settings.js';
+import { choiceText, executorFor, type ExecutorChoice, type ExecutorKind } from './choice.js';
 
-export { EXECUTORS };
-export type ExecutorKind = (typeof EXECUTORS)[number];
+export { EXECUTORS, type ExecutorKind };
 
 export interface DistillSettings {
   executor: ExecutorKind;
+  /** The setting that chose it (choice.ts). */
+  choice: ExecutorChoice;
   command: string | null;
   timeoutMs: number;
   maxOutputBytes: number;
@@ -22,16 +27,27 @@ export interface DistillSettings {
   limits: DistillLimits;
 }
 
-/** The distiller's settings (distill.* and openai.*: config file, environment, flags). */
-export function distillSettings(s: Settings): DistillSettings {
+/**
+ * The distiller's settings for one host's sessions (distill.* and openai.*: config file,
+ * environment, flags), or null when the distiller is off for that host.
+ */
+export function distillSettings(loaded: LoadedSettings, host: Host): DistillSettings | null {
+  const s = loaded.settings;
   const d = s.distill;
-  if (d.executor === 'command' && !d.command) {
-    throw new MnemeError('invalid', 'the command executor needs a program to run', {
-      hint: 'pass --command PROG, or set distill.command in config.toml (MNEME_DISTILL_COMMAND)',
-    });
+  const choice = executorFor(loaded, host);
+  if (choice.kind === 'off') return null;
+  if (choice.kind === 'command' && !d.command) {
+    throw new MnemeError(
+      'invalid',
+      `the command executor (${choiceText(choice)}) needs a program to run`,
+      {
+        hint: 'pass --command PROG, or set distill.command in config.toml (MNEME_DISTILL_COMMAND)',
+      },
+    );
   }
   return {
-    executor: d.executor,
+    executor: choice.kind,
+    choice,
     command: d.command ?? null,
     timeoutMs: d.timeout_ms,
     maxOutputBytes: d.max_output_bytes,
@@ -67,7 +83,7 @@ export function runProgram(
     const child = spawn(file, args, {
       shell: opts.shell ?? false,
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...opts.env, MNEME_HOOKS_DISABLED: '1' },
+      env: distillerSessionEnv(opts.env),
       cwd: opts.cwd,
     });
     const chunks: Buffer[] = [];

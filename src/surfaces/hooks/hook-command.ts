@@ -4,14 +4,17 @@
 // failure or a timeout becomes a line in the hook log.
 import fs from 'node:fs';
 import { isHost, type Host } from '../../core/transcript.js';
-import { loadSettings, type LoadedSettings } from '../config/settings.js';
-import { localRoot, type StoreFlags } from '../open.js';
+import { isDistillerSession } from '../agent-env.js';
+import { loadSettings, sourceText, type LoadedSettings } from '../config/settings.js';
+import { localRoot, storeLocation, type StoreFlags } from '../open.js';
 import { appendHookLog } from './hook-log.js';
 import { HOOK_EVENTS, type HookEvent } from './payload.js';
 
 const INJECT_EVENTS = new Set<HookEvent>(['session-start', 'pre-tool-use', 'user-prompt-submit']);
 const STDIN_CAP = 16 * 1024 * 1024;
 export const DEFAULT_HOOK_HOST = 'claude-code';
+/** Codex 0.171 gives SessionEnd hooks at most 3 s; mneme's own limit stays inside it. */
+export const CODEX_SESSION_END_MS = 2500;
 
 /**
  * The host's payload. Read with synchronous reads of fd 0 (setting up process.stdin costs a
@@ -53,6 +56,46 @@ function readStream(chunks: Buffer[], size: number): Promise<string> {
   });
 }
 
+/**
+ * `mneme doctor` runs each hook command exactly as the host has it, with this variable set: the
+ * hook then prints which store and settings file it would use, as one JSON line, and does
+ * nothing else (no payload read, no log line).
+ */
+export const HOOK_PROBE_VAR = 'MNEME_HOOK_PROBE';
+
+export interface HookProbe {
+  probe: 'mneme-hook';
+  event: string;
+  host: string;
+  store: string | null;
+  /** Where the store came from: `flag --store`, `env MNEME_HOME`, a config file, `default`. */
+  storeFrom: string | null;
+  config: string | null;
+  error?: string;
+}
+
+function probe(a: HookCommand): void {
+  const flags: StoreFlags = { store: a.store, db: a.db, tenant: a.tenant, config: a.config };
+  const out: HookProbe = {
+    probe: 'mneme-hook',
+    event: a.event,
+    host: a.host ?? DEFAULT_HOOK_HOST,
+    store: null,
+    storeFrom: null,
+    config: null,
+  };
+  try {
+    const loaded = loadSettings(flags, a.env);
+    out.store = storeLocation(loaded.target());
+    const key = loaded.storeKind === 'postgres' ? 'store.database_url' : 'store.home';
+    out.storeFrom = sourceText(loaded.sources[key]!);
+    out.config = loaded.file?.path ?? null;
+  } catch (e) {
+    out.error = (e as Error).message.slice(0, 500);
+  }
+  a.stdout(`${JSON.stringify(out)}\n`);
+}
+
 export interface HookCommand extends StoreFlags {
   event: string;
   /** --host as given (default claude-code; an unknown host answers in the generic dialect). */
@@ -63,6 +106,9 @@ export interface HookCommand extends StoreFlags {
 }
 
 export async function hookCommand(a: HookCommand): Promise<void> {
+  // A session the distiller started: no log line, no settings, no store (agent-env.ts).
+  if (isDistillerSession(a.env)) return;
+  if (a.env[HOOK_PROBE_VAR] === '1') return probe(a);
   const flags: StoreFlags = { store: a.store, db: a.db, tenant: a.tenant, config: a.config };
   let root: string;
   try {
@@ -103,7 +149,12 @@ export async function hookCommand(a: HookCommand): Promise<void> {
     });
     return;
   }
-  const limit = settings.settings.hooks.timeout_ms ?? (INJECT_EVENTS.has(ev) ? 900 : 5000);
+  const limit = Math.min(
+    settings.settings.hooks.timeout_ms ?? (INJECT_EVENTS.has(ev) ? 900 : 5000),
+    // Codex runs SessionEnd but clamps its timeout to 3 s, then kills the hook: stop first and
+    // say so in the log (the distiller it would start picks the rest up at the next trigger).
+    host === 'codex' && ev === 'session-end' ? CODEX_SESSION_END_MS : Infinity,
+  );
   // The host must never wait on us for long: past the limit we log and leave, exit 0.
   const timer = setTimeout(() => {
     appendHookLog(root, {

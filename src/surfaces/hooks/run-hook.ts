@@ -10,6 +10,7 @@ import type { Engine, InjectOptions } from '../../engine/engine.js';
 import { readInputFile } from '../input-file.js';
 import { openEngine, type SessionRef, type SessionStore } from '../compose.js';
 import { loadSettings, type LoadedSettings } from '../config/settings.js';
+import { choiceText, executorFor } from '../distill/choice.js';
 import { childStore, localRoot, type StoreFlags } from '../open.js';
 import { bindProject, findRepoRoot } from '../project.js';
 import { appendHookLog, type HookRecord } from './hook-log.js';
@@ -90,7 +91,7 @@ export async function runHook(r: HookRun): Promise<{ stdout: string; record: Hoo
         },
         weightFloor: settings.inject.weight_floor,
       };
-      const ctx = { r, settings, payload, engine, sessions, ref, cwd, root, inject, rec };
+      const ctx = { r, loaded, settings, payload, engine, sessions, ref, cwd, root, inject, rec };
       stdout = await dispatch(ctx);
     }
   } catch (e) {
@@ -161,6 +162,7 @@ async function openIndexed(
 
 interface Ctx {
   r: HookRun;
+  loaded: LoadedSettings;
   settings: LoadedSettings['settings'];
   payload: HookPayload;
   engine: Engine;
@@ -272,9 +274,22 @@ async function promptSubmit(c: Ctx): Promise<string> {
 
 async function archiveAndDistill(c: Ctx): Promise<void> {
   if (!c.ref) throw new Error('the payload has no session_id');
-  if (!c.payload.transcriptPath) throw new Error('the payload has no transcript_path');
+  // A session can end without ever having written a transcript (each `claude mcp list` fires
+  // SessionEnd with the path of a file it never created): nothing to archive, not a failure.
+  // A Stop or PreCompact comes after a turn, which always writes one: there it stays an error.
+  const ended = c.r.event === 'session-end';
+  const none = (why: string) => {
+    c.rec.detail = { transcript: `${why}: nothing to archive` };
+  };
+  if (!c.payload.transcriptPath) {
+    if (ended) return none('no transcript_path in the payload');
+    throw new Error('the payload has no transcript_path');
+  }
   const checked = checkTranscript(c.payload.transcriptPath, c.cwd);
-  if ('problem' in checked) throw new Error(checked.problem);
+  if ('problem' in checked) {
+    if (checked.missing && ended) return none('the transcript file does not exist');
+    throw new Error(checked.problem);
+  }
   const binding = c.engine.binding;
   await c.sessions.writeState('sessions', c.ref, {
     host: c.r.host,
@@ -294,7 +309,10 @@ async function archiveAndDistill(c: Ctx): Promise<void> {
   }
   // Distil when there is something new, or when the context is ending (a handoff may be due).
   const handoff = c.r.event !== 'stop';
-  if (inc || handoff) {
+  const choice = executorFor(c.loaded, c.r.host);
+  if ((inc || handoff) && choice.kind === 'off') {
+    detail.distiller = `off: ${choiceText(choice)}`;
+  } else if (inc || handoff) {
     const { flightFiles, lockHolder, markPending, spawnDistiller } =
       await import('./single-flight.js');
     const flight = flightFiles(c.root, c.ref);

@@ -14,14 +14,17 @@ interface Watermark {
 const MAX_READ = 32 * 1024 * 1024;
 
 /** The transcript path if it is a real, regular file; otherwise a reason. */
-export function checkTranscript(p: string, cwd: string): { file: string } | { problem: string } {
+export function checkTranscript(
+  p: string,
+  cwd: string,
+): { file: string } | { problem: string; missing?: true } {
   if (p.includes('\u0000')) return { problem: 'transcript path contains NUL' };
   const file = path.resolve(cwd, p);
   let st: fs.Stats;
   try {
     st = fs.statSync(file);
   } catch {
-    return { problem: 'transcript file does not exist' };
+    return { problem: 'transcript file does not exist', missing: true };
   }
   if (!st.isFile()) return { problem: 'transcript path is not a regular file' };
   // A transcript is JSONL: a payload naming some other file (/etc/passwd, a key) must not get

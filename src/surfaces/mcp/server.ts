@@ -6,7 +6,6 @@ import {
   CallToolRequestSchema,
   ErrorCode as RpcError,
   ListToolsRequestSchema,
-  McpError,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Actor } from '../../core/types.js';
@@ -65,7 +64,7 @@ export function createMcpServer(engine: Engine, opts: McpServerOptions = {}): Se
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   server.setRequestHandler(CallToolRequestSchema, async (req) => {
     const tool = byName.get(req.params.name);
-    if (!tool) throw new McpError(RpcError.InvalidParams, `unknown tool ${req.params.name}`);
+    if (!tool) throw unknownTool(req.params.name);
     try {
       const args = parseArgs(tool, req.params.arguments);
       return okResult(await tool.run(args, actor()));
@@ -76,6 +75,20 @@ export function createMcpServer(engine: Engine, opts: McpServerOptions = {}): Se
     }
   });
   return server;
+}
+
+/**
+ * The JSON-RPC error for a tool that does not exist. Not an McpError: its message already reads
+ * `MCP error -32602: …`, and the client prefixes the code again when it raises the answer.
+ */
+function unknownTool(name: string): Error & { code: number } {
+  const shown = JSON.stringify(name.slice(0, 80));
+  return Object.assign(
+    new Error(
+      `unknown tool ${shown}; the tools are ${TOOL_NAMES.join(', ')} (list them with tools/list)`,
+    ),
+    { code: RpcError.InvalidParams },
+  );
 }
 
 /** The names every mneme MCP server exposes, in order (documented in docs/mcp.md). */

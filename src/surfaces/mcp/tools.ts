@@ -124,6 +124,8 @@ export function buildTools(engine: Engine, sessions: SessionStore | null = null)
       async () => {
         const s = await engine.status();
         return {
+          // Which store this server writes to (the directory, or the database and tenant).
+          store: s.location,
           project: s.project,
           identity: s.identity,
           scopes: s.scopes,

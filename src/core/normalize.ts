@@ -92,7 +92,9 @@ function decodeEscapes(text: string): string {
 
 /** normalizeValue before punctuation is folded (leetspeak matching needs `@`, `$`, `!`, `|`). */
 function canonical(text: string): string {
-  let t = stripInvisible(decodeEscapes(text))
+  // Escapes are decoded from the compatibility form, so a fullwidth `％` or digit inside one
+  // (`%0０`) decodes as its ASCII twin does.
+  let t = stripInvisible(decodeEscapes(stripInvisible(text).normalize('NFKC')))
     .normalize('NFKD')
     .replace(DIACRITICS, '')
     .normalize('NFKC');

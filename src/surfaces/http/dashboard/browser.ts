@@ -69,8 +69,8 @@ export function browserPage(v: BrowserView): Html {
               ${x.freshness !== 'unbound' ? badge(x.freshness) : ''}
               ${x.review === 'pending' ? badge('review pending', 'pending') : ''}
               <span class="mono">${x.handle}</span> · rev ${x.rev} · ${x.scope} · valid
-              ${day(x.valid_from)} → ${day(x.valid_to)}
-              ${x.explain ? html` · score ${x.explain.score} (relevance ${x.explain.relevance}, weight ${x.explain.weight}, recency ${x.explain.recency}, trust ${x.explain.trust})` : ''}
+              ${day(x.valid_from)} → ${day(x.valid_to)} · score ${x.score.toFixed(2)}
+              ${x.explain ? html` · rank ${x.explain.score} (relevance ${x.explain.relevance}, weight ${x.explain.weight}, recency ${x.explain.recency}, trust ${x.explain.trust})` : ''}
             </div>
           </div>`,
       )}

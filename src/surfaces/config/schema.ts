@@ -370,8 +370,9 @@ export const SETTINGS = {
       key: 'hooks.prompt',
       env: 'MNEME_PROMPT_HOOK',
       kind: boolKind,
-      default: false,
-      meaning: 'the UserPromptSubmit hook recalls on each prompt (setup --prompt-hook installs it)',
+      default: true,
+      meaning:
+        'the UserPromptSubmit hook, where installed (setup --prompt-hook), recalls on each prompt; false turns it off without uninstalling',
     }),
     prompt_score_floor: def({
       key: 'hooks.prompt_score_floor',

@@ -19,7 +19,7 @@ import { DEFAULT_PASSAGE_BYTES, sessionText } from './longmemeval.js';
 import { parseEvidence, round4 } from './metrics.js';
 import { REPO_ROOT } from './scale.js';
 
-export const DEFAULT_FLOORS = [0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8] as const;
+export const DEFAULT_FLOORS = [0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8] as const;
 /** Fixed samples (a child per prompt and floor): every Nth question, from the first. */
 export const DEFAULT_SAMPLE = { longmemeval: 3, locomo: 10 } as const;
 
@@ -233,36 +233,47 @@ const emptyTally = (): Tally => ({
   recallSum: 0,
 });
 
-const summary = (t: Tally) => ({
+const per = (x: number, n: number) => round4(x / Math.max(1, n));
+
+const summary = (t: Tally, off: Tally) => ({
   prompts: t.prompts,
-  inject_share: round4(t.injecting / Math.max(1, t.prompts)),
-  evidence_recall: round4(t.recallSum / Math.max(1, t.prompts)),
-  bytes_per_prompt: round4(t.bytes / Math.max(1, t.prompts)),
-  entries_per_prompt: round4(t.entries / Math.max(1, t.prompts)),
+  inject_share: per(t.injecting, t.prompts),
+  evidence_recall: per(t.recallSum, t.prompts),
+  bytes_per_prompt: per(t.bytes, t.prompts),
+  entries_per_prompt: per(t.entries, t.prompts),
   precision: t.entries === 0 ? null : round4(t.evidenceEntries / t.entries),
+  off_topic_prompts: off.prompts,
+  off_topic_inject_share: off.prompts === 0 ? null : per(off.injecting, off.prompts),
+  off_topic_bytes_per_prompt: off.prompts === 0 ? null : per(off.bytes, off.prompts),
 });
+type Summary = ReturnType<typeof summary>;
+
+/** Off-topic prompts per store: questions of the other data set, none of whose evidence is here. */
+export const OFF_TOPIC_PER_STORE = { longmemeval: 2, locomo: 10 } as const;
 
 export async function runInject(cfg: InjectConfig, stderr: (s: string) => void) {
   const floors = [...(cfg.floors ?? DEFAULT_FLOORS)];
   const lmeEvery = cfg.lmeEvery ?? DEFAULT_SAMPLE.longmemeval;
   const locomoEvery = cfg.locomoEvery ?? DEFAULT_SAMPLE.locomo;
   const stats = newStats();
-  // Per data set, then per floor.
-  const tallies = new Map<string, Map<number, Tally>>();
   const perPrompt: {
     data: string;
     id: string;
+    off_topic: boolean;
     evidence: string[];
     by_floor: Record<string, string[]>;
   }[] = [];
   let hookRuns = 0;
   const started = Date.now();
-  const sources: [string, AsyncGenerator<Haystack>, number][] = [];
+  const sources: [keyof typeof OFF_TOPIC_PER_STORE, AsyncGenerator<Haystack>, number][] = [];
   const sha: Record<string, string> = {};
+  // Every question of each data set, the other set's off-topic pool.
+  const pool: Record<string, string[]> = { longmemeval: [], locomo: [] };
   if (cfg.longmemeval) {
     const data = readDataFile(cfg.longmemeval);
     sha.longmemeval = data.sha256;
     const picked = lmePicked(data.json, lmeEvery);
+    pool.longmemeval = lmePicked(data.json, 1).map((q) => q.question);
     sources.push(['longmemeval', lmeHaystacks(picked, stats), picked.length]);
   }
   if (cfg.locomo) {
@@ -273,60 +284,98 @@ export async function runInject(cfg: InjectConfig, stderr: (s: string) => void) 
       (a, c) => a + c.qa.filter((q) => (q.evidence ?? []).length > 0).length,
       0,
     );
+    pool.locomo = convs.flatMap((c) => c.qa.map((q) => String(q.question)));
     sources.push([
       'locomo',
       locomoHaystacks(convs, locomoEvery, stats),
       Math.ceil(withEvidence / locomoEvery),
     ]);
   }
+  const tallies = new Map<string, { on: Map<number, Tally>; off: Map<number, Tally> }>();
+  let offAt = 0;
   for (const [name, gen, total] of sources) {
     const bar = progress(`inject ${name}`, total, stderr);
-    const byFloor = new Map(floors.map((f) => [f, emptyTally()]));
-    tallies.set(name, byFloor);
+    const t = {
+      on: new Map(floors.map((f) => [f, emptyTally()])),
+      off: new Map(floors.map((f) => [f, emptyTally()])),
+    };
+    tallies.set(name, t);
+    const others = pool[name === 'longmemeval' ? 'locomo' : 'longmemeval']!;
     let done = 0;
     for await (const h of gen) {
+      // A fixed walk through the other set's questions (a stride prime to any pool size here).
+      const offTopic: Prompt[] = [];
+      for (let k = 0; k < OFF_TOPIC_PER_STORE[name] && others.length > 0; k++) {
+        const i = (offAt++ * 97) % others.length;
+        offTopic.push({ data: name, id: `off-topic#${i}`, question: others[i]!, evidence: [] });
+      }
       try {
-        for (const p of h.prompts) {
+        for (const p of [...h.prompts, ...offTopic]) {
+          const off = p.evidence.length === 0;
           const record: Record<string, string[]> = {};
           for (const floor of floors) {
             const { bytes, ids } = runHook(h, p, floor);
             hookRuns++;
             const units = ids.map((id) => h.keyOf.get(id) ?? '');
             const ev = new Set(p.evidence);
-            const found = new Set(units.filter((u) => ev.has(u)));
-            const t = byFloor.get(floor)!;
-            t.prompts++;
-            if (ids.length > 0) t.injecting++;
-            t.entries += ids.length;
-            t.evidenceEntries += units.filter((u) => ev.has(u)).length;
-            t.bytes += bytes;
-            t.recallSum += found.size / ev.size;
+            const tally = (off ? t.off : t.on).get(floor)!;
+            tally.prompts++;
+            if (ids.length > 0) tally.injecting++;
+            tally.entries += ids.length;
+            tally.bytes += bytes;
+            if (!off) {
+              tally.evidenceEntries += units.filter((u) => ev.has(u)).length;
+              tally.recallSum += new Set(units.filter((u) => ev.has(u))).size / ev.size;
+            }
             record[String(floor)] = units;
           }
-          perPrompt.push({ data: p.data, id: p.id, evidence: p.evidence, by_floor: record });
-          bar.tick(++done, p.id);
+          perPrompt.push({
+            data: p.data,
+            id: p.id,
+            off_topic: off,
+            evidence: p.evidence,
+            by_floor: record,
+          });
+          if (!off) bar.tick(++done, p.id);
         }
       } finally {
         fs.rmSync(path.dirname(h.home), { recursive: true, force: true });
       }
     }
   }
-  const byData: Record<string, Record<string, ReturnType<typeof summary>>> = {};
-  const all = new Map(floors.map((f) => [f, emptyTally()]));
-  for (const [name, byFloor] of tallies) {
+  const add = (a: Tally, b: Tally) => {
+    for (const k of Object.keys(a) as (keyof Tally)[]) a[k] += b[k];
+  };
+  const byData: Record<string, Record<string, Summary>> = {};
+  const all = { on: new Map<number, Tally>(), off: new Map<number, Tally>() };
+  for (const f of floors) {
+    all.on.set(f, emptyTally());
+    all.off.set(f, emptyTally());
+  }
+  for (const [name, t] of tallies) {
     byData[name] = {};
-    for (const [floor, t] of byFloor) {
-      byData[name][String(floor)] = summary(t);
-      const a = all.get(floor)!;
-      for (const k of Object.keys(a) as (keyof Tally)[]) a[k] += t[k];
+    for (const f of floors) {
+      byData[name][String(f)] = summary(t.on.get(f)!, t.off.get(f)!);
+      add(all.on.get(f)!, t.on.get(f)!);
+      add(all.off.get(f)!, t.off.get(f)!);
     }
   }
-  const overall = Object.fromEntries([...all].map(([f, t]) => [String(f), summary(t)]));
+  const overall: Record<string, Summary> = Object.fromEntries(
+    floors.map((f) => [String(f), summary(all.on.get(f)!, all.off.get(f)!)]),
+  );
   const chosen = chooseFloor(overall);
+  const at = overall[String(chosen.floor)]!;
   return {
     benchmark: 'inject',
-    n: perPrompt.length,
-    metrics: { floor: chosen.floor, ...overallAt(overall, chosen.floor) },
+    n: perPrompt.filter((p) => !p.off_topic).length,
+    metrics: {
+      floor: chosen.floor,
+      inject_share: at.inject_share,
+      evidence_recall: at.evidence_recall,
+      bytes_per_prompt: at.bytes_per_prompt,
+      precision: at.precision,
+      off_topic_inject_share: at.off_topic_inject_share,
+    },
     chosen,
     by_floor: overall,
     by_data: byData,
@@ -338,6 +387,7 @@ export async function runInject(cfg: InjectConfig, stderr: (s: string) => void) 
       sample: {
         longmemeval: `every ${lmeEvery}th non-abstention question from the first (a store each)`,
         locomo: `every ${locomoEvery}th question with evidence, in file order (a store per conversation)`,
+        off_topic: `per store, ${OFF_TOPIC_PER_STORE.longmemeval} (LongMemEval store) or ${OFF_TOPIC_PER_STORE.locomo} (LoCoMo store) questions of the other data set, in a fixed walk: prompts with nothing to find, where every injection is noise`,
       },
       hook: 'mneme hook user-prompt-submit, one child process per prompt and floor (floor via MNEME_PROMPT_SCORE_FLOOR; MNEME_HOOK_TIMEOUT_MS=20000 so machine load does not count as no injection)',
       units:
@@ -348,34 +398,30 @@ export async function runInject(cfg: InjectConfig, stderr: (s: string) => void) 
   };
 }
 
-const overallAt = (overall: Record<string, ReturnType<typeof summary>>, floor: number) => {
-  const s = overall[String(floor)]!;
-  return {
-    inject_share: s.inject_share,
-    evidence_recall: s.evidence_recall,
-    bytes_per_prompt: s.bytes_per_prompt,
-    precision: s.precision,
-  };
-};
+/** The most off-topic prompts a default floor may let inject. */
+export const OFF_TOPIC_BUDGET = 0.25;
 
 /**
- * The floor the measurement supports: the lowest whose injected entries are evidence at least
- * half the time (a block that is mostly noise costs the model more than it gives), and so keeps
- * the most evidence among those; none qualifying, the one of best precision.
+ * The floor the measurement supports. Below it a floor changes little on prompts that have
+ * something to find (the top three are injected); what it is for is the prompts that have
+ * nothing to find, where every entry is noise. So: the lowest floor at which at most
+ * OFF_TOPIC_BUDGET of off-topic prompts inject — it keeps the most evidence among those; none
+ * qualifying (or no off-topic prompts measured), the floor of best precision.
  */
-export function chooseFloor(overall: Record<string, ReturnType<typeof summary>>): {
-  floor: number;
-  rule: string;
-} {
-  const rule =
-    'the lowest floor whose injected entries are evidence at least half the time (precision ≥ 0.5), so it keeps the most evidence among those; else the floor of best precision';
+export function chooseFloor(overall: Record<string, Summary>): { floor: number; rule: string } {
+  const rule = `the lowest floor at which at most ${OFF_TOPIC_BUDGET * 100}% of off-topic prompts (questions of the other data set) inject: it keeps the most evidence among the floors that keep the hook quiet on prompts with nothing to find`;
   const rows = Object.entries(overall)
     .map(([f, s]) => ({ floor: Number(f), s }))
     .sort((a, b) => a.floor - b.floor);
-  const ok = rows.find((r) => r.s.precision !== null && r.s.precision >= 0.5);
+  const ok = rows.find(
+    (r) => r.s.off_topic_inject_share !== null && r.s.off_topic_inject_share <= OFF_TOPIC_BUDGET,
+  );
   if (ok) return { floor: ok.floor, rule };
   const best = rows
     .filter((r) => r.s.precision !== null)
     .sort((a, b) => b.s.precision! - a.s.precision! || a.floor - b.floor)[0];
-  return { floor: best?.floor ?? rows[rows.length - 1]!.floor, rule };
+  return {
+    floor: best?.floor ?? rows[rows.length - 1]!.floor,
+    rule: 'no floor kept off-topic prompts under budget: the floor of best precision',
+  };
 }

@@ -236,7 +236,7 @@ program
   .option('--locomo <file>', 'a LoCoMo .json file')
   .option(
     '--floors <list>',
-    'score floors to measure (default 0,0.2,0.3,0.4,0.5,0.6,0.8)',
+    'score floors to measure (default 0,0.2,0.3,0.4,0.5,0.6,0.7,0.8)',
     parseFloors,
   )
   .option(
@@ -276,7 +276,13 @@ program
         },
         stderr,
       );
-      const cols = ['inject_share', 'evidence_recall', 'bytes_per_prompt', 'precision'] as const;
+      const cols = [
+        'inject_share',
+        'evidence_recall',
+        'bytes_per_prompt',
+        'precision',
+        'off_topic_inject_share',
+      ] as const;
       await finish(o, r, () =>
         [
           table([

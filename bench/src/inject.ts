@@ -19,6 +19,7 @@ import { DEFAULT_PASSAGE_BYTES, sessionText } from './longmemeval.js';
 import { parseEvidence, round4 } from './metrics.js';
 import { REPO_ROOT } from './scale.js';
 
+export { INJECT_COLUMNS } from './inject-columns.js';
 export const DEFAULT_FLOORS = [0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8] as const;
 /** Fixed samples (a child per prompt and floor): every Nth question, from the first. */
 export const DEFAULT_SAMPLE = { longmemeval: 3, locomo: 10 } as const;

@@ -265,7 +265,7 @@ program
         throw new MnemeError('invalid', 'bench inject needs a data file', {
           hint: 'pass --longmemeval FILE and/or --locomo FILE (the dev files under ../shared/bench/)',
         });
-      const { runInject } = await import('./inject.js');
+      const { runInject, INJECT_COLUMNS: cols } = await import('./inject.js');
       const r = await runInject(
         {
           ...(o.longmemeval ? { longmemeval: o.longmemeval } : {}),
@@ -276,13 +276,6 @@ program
         },
         stderr,
       );
-      const cols = [
-        'inject_share',
-        'evidence_recall',
-        'bytes_per_prompt',
-        'precision',
-        'off_topic_inject_share',
-      ] as const;
       await finish(o, r, () =>
         [
           table([

@@ -386,8 +386,8 @@ export async function runInject(cfg: InjectConfig, stderr: (s: string) => void) 
     config: {
       floors,
       sample: {
-        longmemeval: `every ${lmeEvery}th non-abstention question from the first (a store each)`,
-        locomo: `every ${locomoEvery}th question with evidence, in file order (a store per conversation)`,
+        longmemeval: `one non-abstention question in ${lmeEvery}, from the first (a store each)`,
+        locomo: `one question with evidence in ${locomoEvery}, in file order (a store per conversation)`,
         off_topic: `per store, ${OFF_TOPIC_PER_STORE.longmemeval} (LongMemEval store) or ${OFF_TOPIC_PER_STORE.locomo} (LoCoMo store) questions of the other data set, in a fixed walk: prompts with nothing to find, where every injection is noise`,
       },
       hook: 'mneme hook user-prompt-submit, one child process per prompt and floor (floor via MNEME_PROMPT_SCORE_FLOOR; MNEME_HOOK_TIMEOUT_MS=20000 so machine load does not count as no injection)',

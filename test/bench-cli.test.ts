@@ -236,3 +236,85 @@ test(
     }
   },
 );
+
+test('bench inject: the real prompt hook per floor, with off-topic prompts from the other set', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-bench-test-'));
+  try {
+    const lme = path.join(dir, 'two.json.gz');
+    fs.writeFileSync(lme, zlib.gzipSync(JSON.stringify(fixture)));
+    const locomo = path.join(dir, 'locomo.json');
+    fs.writeFileSync(
+      locomo,
+      JSON.stringify([
+        {
+          sample_id: 'c1',
+          conversation: {
+            speaker_a: 'Ana',
+            speaker_b: 'Ben',
+            session_1_date_time: '1:56 pm on 8 May, 2023',
+            session_1: [
+              { speaker: 'Ana', dia_id: 'D1:1', text: 'I adopted a grey kitten named Pixel.' },
+              { speaker: 'Ben', dia_id: 'D1:2', text: 'The marathon training is going well.' },
+            ],
+          },
+          qa: [{ question: 'What is the name of the kitten Ana adopted?', evidence: ['D1:1'] }],
+        },
+      ]),
+    );
+    const out = path.join(dir, 'inject.json');
+    const w = spawnSync(
+      process.execPath,
+      [
+        bin,
+        'bench',
+        'inject',
+        '--longmemeval',
+        lme,
+        '--locomo',
+        locomo,
+        '--lme-every',
+        '1',
+        '--locomo-every',
+        '1',
+        '--floors',
+        '0,0.5,0.95',
+        '--out',
+        out,
+      ],
+      { encoding: 'utf8', env: { ...process.env, MNEME_HOME: path.join(dir, 'home') } },
+    );
+    assert.equal(w.status, 0, w.stderr);
+    const res = JSON.parse(fs.readFileSync(out, 'utf8')) as {
+      n: number;
+      hook_runs: number;
+      by_floor: Record<string, Record<string, number | null>>;
+      questions: { id: string; off_topic: boolean; by_floor: Record<string, string[]> }[];
+    };
+    // Two on-topic prompts (q1 and the kitten), each asked in its own store and off-topic in the other's.
+    assert.equal(res.n, 2);
+    assert.equal(res.hook_runs, 3 * res.questions.length);
+    const q1 = res.questions.find((q) => q.id === 'q1')!;
+    assert.deepEqual(q1.by_floor['0']!.slice(0, 1), ['s-bike'], 'the evidence is in the block');
+    const kitten = res.questions.find((q) => q.id === 'c1#0')!;
+    assert.ok(kitten.by_floor['0']!.includes('D1:1'));
+    assert.equal(res.by_floor['0']!.inject_share, 1);
+    assert.ok(res.by_floor['0']!.evidence_recall! > 0);
+    // At 0.95 only a prompt whose every word is in the abstract injects: the kitten question
+    // (name, kitten, Ana, adopted), not q1 ("colour" is in no memory).
+    assert.deepEqual(q1.by_floor['0.95'], []);
+    assert.deepEqual(kitten.by_floor['0.95'], ['D1:1']);
+    assert.equal(res.by_floor['0.95']!.inject_share, 0.5);
+    // The off-topic prompts were asked.
+
+    assert.ok(res.questions.some((q) => q.off_topic));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('bench inject without a data file says what to pass', () => {
+  const r = spawnSync(process.execPath, [bin, 'bench', 'inject'], { encoding: 'utf8' });
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /needs a data file/);
+  assert.match(r.stderr, /--longmemeval FILE/);
+});

@@ -67,7 +67,7 @@ function checkShape(json: unknown, file: string): Conversation[] {
 export const turnText = (t: Turn) =>
   `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares a photo: ${t.blip_caption}]` : ''}`;
 
-function sessionsOf(c: Conversation) {
+export function sessionsOf(c: Pick<Conversation, 'conversation'>) {
   const out: { n: number; date: string | null; turns: Turn[] }[] = [];
   for (const [k, v] of Object.entries(c.conversation)) {
     const m = /^session_(\d+)$/.exec(k);

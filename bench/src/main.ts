@@ -216,6 +216,82 @@ withVector(
   );
 });
 
+const parseFloors = (v: string) =>
+  v.split(',').map((x) => {
+    const n = Number(x.trim());
+    if (x.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1)
+      throw new MnemeError(
+        'invalid',
+        `--floors takes scores from 0 to 1 like 0,0.3,0.5, not "${v}"`,
+      );
+    return n;
+  });
+
+program
+  .command('inject')
+  .description(
+    'the prompt hook as a host runs it: dev questions through `mneme hook user-prompt-submit`, per floor',
+  )
+  .option('--longmemeval <file>', 'a LongMemEval .json or .json.gz file')
+  .option('--locomo <file>', 'a LoCoMo .json file')
+  .option(
+    '--floors <list>',
+    'score floors to measure (default 0,0.2,0.3,0.4,0.5,0.6,0.7,0.8)',
+    parseFloors,
+  )
+  .option(
+    '--lme-every <n>',
+    'every Nth LongMemEval question (default 3)',
+    parsePositive('--lme-every'),
+  )
+  .option(
+    '--locomo-every <n>',
+    'every Nth LoCoMo question (default 10)',
+    parsePositive('--locomo-every'),
+  )
+  .option('--out <file>', 'write the result here and nowhere else')
+  .option('--label <name>', 'name this configuration in the result file (default: default)')
+  .action(
+    async (
+      o: Common & {
+        longmemeval?: string;
+        locomo?: string;
+        floors?: number[];
+        lmeEvery?: number;
+        locomoEvery?: number;
+      },
+    ) => {
+      if (!o.longmemeval && !o.locomo)
+        throw new MnemeError('invalid', 'bench inject needs a data file', {
+          hint: 'pass --longmemeval FILE and/or --locomo FILE (the dev files under ../shared/bench/)',
+        });
+      const { runInject, INJECT_COLUMNS: cols } = await import('./inject.js');
+      const r = await runInject(
+        {
+          ...(o.longmemeval ? { longmemeval: o.longmemeval } : {}),
+          ...(o.locomo ? { locomo: o.locomo } : {}),
+          ...(o.floors ? { floors: o.floors } : {}),
+          ...(o.lmeEvery ? { lmeEvery: o.lmeEvery } : {}),
+          ...(o.locomoEvery ? { locomoEvery: o.locomoEvery } : {}),
+        },
+        stderr,
+      );
+      await finish(o, r, () =>
+        [
+          table([
+            ['floor', 'prompts', ...cols],
+            ...Object.entries(r.by_floor).map(([f, m]) => [
+              f,
+              String(m.prompts),
+              ...cols.map((k) => String(m[k] ?? '—')),
+            ]),
+          ]),
+          `chosen floor ${r.chosen.floor}: ${r.chosen.rule}`,
+        ].join('\n'),
+      );
+    },
+  );
+
 program
   .command('compare <a> <b>')
   .description(

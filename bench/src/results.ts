@@ -5,7 +5,9 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { PROMPT_RECALL } from '../../src/engine/inject.js';
 import { gitCommit, machine } from './harness.js';
+import { INJECT_COLUMNS } from './inject-columns.js';
 
 export interface RunEnvelope {
   benchmark: string;
@@ -160,6 +162,32 @@ export function renderDocs(runs: RunEnvelope[]): string {
           ),
         ],
       ),
+      '',
+    );
+  }
+  const inj = latest('inject');
+  if (inj) {
+    type Row = Record<string, number | null>;
+    const cols = INJECT_COLUMNS;
+    const floorRows = (by: Record<string, Row>) =>
+      Object.entries(by)
+        .sort((a, b) => Number(a[0]) - Number(b[0]))
+        .map(([f, m]) => [f, m.prompts, ...cols.map((k) => m[k])]);
+    const chosen = inj.chosen as { floor: number; rule: string };
+    const cfg = inj.config as { sample: Record<string, string>; hook: string };
+    out.push(
+      '## Prompt hook (UserPromptSubmit), per score floor',
+      '',
+      `\`${inj.command}\` — ${inj.n} questions (${inj.hook_runs as number} hook runs), commit ${short(inj.git_commit)}, ${inj.date.slice(0, 10)}. Each prompt goes to the real hook (${cfg.hook}). Samples: LongMemEval ${cfg.sample.longmemeval}; LoCoMo ${cfg.sample.locomo}; off-topic: ${cfg.sample.off_topic}.`,
+      '',
+      "`inject_share`: prompts whose block is not empty; `evidence_recall`: share of the question's evidence (sessions, turns) in the block; `bytes_per_prompt`: block bytes, 0 when none; `precision`: injected entries that are evidence; `off_topic_inject_share`: off-topic prompts that inject anyway (all noise).",
+      '',
+      table(['floor', 'prompts', ...cols], floorRows(inj.by_floor as Record<string, Row>)),
+      '',
+      ...Object.entries((inj.by_data ?? {}) as Record<string, Record<string, Row>>).flatMap(
+        ([name, by]) => [`${name}:`, '', table(['floor', 'prompts', ...cols], floorRows(by)), ''],
+      ),
+      `**Chosen floor: ${chosen.floor}** — ${chosen.rule}. The product's default (\`hooks.prompt_score_floor\`) is ${PROMPT_RECALL.scoreFloor}.`,
       '',
     );
   }

@@ -27,6 +27,7 @@ export type { BrowseFilters, MemoryRow } from './browse-filters.js';
 export { FRESHNESS_FILTERS, STATUS_FILTERS } from './browse-filters.js';
 export type { ApplyResult, OpInput } from './ops.js';
 export type { ReadLevel } from './read.js';
+export type { ProjectEntry } from './project-names.js';
 export type { RecallOptions, RecallResponse, RecallResult } from './recall.js';
 export type { SleepOptions, SleepResult } from './sleep.js';
 export type { SourceCheck } from './drift.js';
@@ -132,6 +133,15 @@ export class Engine {
       },
       /** Active memories per scope, global included. */
       counts: async () => (await store.status()).byScope,
+      /**
+       * Every project with memories, by its readable name (remote or path) with its count; this
+       * binding's project name is recorded first (project-names.ts).
+       */
+      projects: async () => {
+        const { listProjects, noteProjectName } = await import('./project-names.js');
+        await noteProjectName(this.#ctx);
+        return listProjects(this.#ctx);
+      },
       proposals: (q: { state?: 'pending' | 'accepted' | 'rejected'; id?: string } = {}) =>
         store.proposals(q),
       journal: (q: JournalQuery = {}) => store.journal(q),
@@ -275,11 +285,23 @@ export class Engine {
   /** The write path: ops as ops.ts defines them (parsed again here, at the engine's boundary). */
   async apply(ops: OpInput[], actor: Actor) {
     const { apply } = await import('./apply.js');
-    return apply(this.#ctx, ops, actor);
+    const out = await apply(this.#ctx, ops, actor);
+    await this.#noteName();
+    return out;
   }
   async applyEach(ops: OpInput[], actor: Actor) {
     const { applyEach } = await import('./apply.js');
-    return applyEach(this.#ctx, ops, actor);
+    const out = await applyEach(this.#ctx, ops, actor);
+    if (out.some((s) => s.ok)) await this.#noteName();
+    return out;
+  }
+  #named = false;
+  /** After a write: the project's readable name is recorded once per engine (project-names.ts). */
+  async #noteName(): Promise<void> {
+    if (this.#named || !this.#ctx.binding.project) return;
+    this.#named = true;
+    const { noteProjectName } = await import('./project-names.js');
+    await noteProjectName(this.#ctx);
   }
   async recall(query: string, opts: RecallOptions = {}) {
     const { recall } = await import('./recall.js');

@@ -56,11 +56,14 @@ export const WEIGHT_FLOOR = 0;
 
 /**
  * Recall on a prompt: the best few results, each at least this score, of the prompt's first
- * characters (the usage log keeps a shorter excerpt as the query).
+ * characters (the usage log keeps a shorter excerpt as the query). The score is recall's 0–1
+ * share of the prompt matched (core/match-score.ts); the floor is measured by `mneme bench
+ * inject` (bench/results/inject-2026-12-02.json): at 0.5 an eighth of off-topic prompts inject
+ * (nearly all below it) while half the evidence of on-topic ones is still in the block.
  */
 export const PROMPT_RECALL = {
   limit: 3,
-  scoreFloor: 1,
+  scoreFloor: 0.5,
   queryChars: 2000,
   loggedQueryChars: 200,
 } as const;

@@ -18,6 +18,7 @@ import {
   type ScoreParts,
 } from '../core/ranking.js';
 import { LIMITS, RECALL_DEFAULT_LIMIT } from '../core/limits.js';
+import { matchFields, matchScore } from '../core/match-score.js';
 import { handle } from '../core/revision.js';
 import {
   STOP_WORDS,
@@ -58,6 +59,10 @@ export interface RecallResult {
   type: string;
   scope: string;
   abstract: string;
+  /**
+   * How much of the query the memory matches, 0–1 (core/match-score.ts): independent of the
+   * store's size. Results are ordered by the ranking model (`explain.score`), not by this.
+   */
   score: number;
   trust: Trust;
   status: string;
@@ -153,7 +158,7 @@ export async function recall(
     type: v.type,
     scope: v.scope,
     abstract: v.abstract,
-    score: round(parts.score),
+    score: round3(matchScore(terms, matchFields(v), model)),
     trust: v.trust,
     status: v.state,
     valid_from: v.valid_from,
@@ -356,6 +361,7 @@ async function exclusionTrace(
 }
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;
+const round3 = (n: number) => Math.round(n * 1e3) / 1e3;
 const roundParts = (p: ScoreParts): ScoreParts => ({
   relevance: round(p.relevance),
   weight: round(p.weight),

@@ -183,6 +183,8 @@ export interface ServedStore {
   engineFor(r: ServedEngineRequest): Engine;
   /** The MCP engine: the starting directory's project, surface agent. */
   mcpEngine: Engine;
+  /** The starting directory's project (the dashboard opens on it). */
+  home: Binding;
   /** The store's session archive (trace reads provenance in it). */
   archive: SessionStore;
   reportsDir: string;
@@ -224,6 +226,7 @@ export async function composeServedStore(o: {
     settings: l.settings,
     engineFor: (r) => assemble(a, r.binding, r.surface, servedFiles(r, home)),
     mcpEngine: assemble(a, home.binding, 'agent', home.files),
+    home: home.binding,
     archive: store.sessions,
     reportsDir: path.join(target.root, 'reports'),
     gauges: async () => ({

@@ -17,7 +17,10 @@ export function registerBench(c: CliContext): void {
     .description(
       'retrieval quality and speed benchmarks, from a source checkout (docs/benchmarks.md)',
     )
-    .argument('[args...]', 'the benchmark and its options: longmemeval, locomo, scale, docs')
+    .argument(
+      '[args...]',
+      'the benchmark and its options: longmemeval, locomo, inject, scale, docs',
+    )
     .allowUnknownOption()
     .helpOption(false)
     .action(() => {

@@ -15,7 +15,7 @@ export function formatRecall(r: RecallResponse): string {
       .join(', ');
     lines.push(`${x.handle} ${x.type} · ${x.abstract}`);
     lines.push(
-      `    score ${x.score.toPrecision(3)} · ${flags} · valid ${x.valid_from.slice(0, 10)}${x.valid_to ? `..${x.valid_to.slice(0, 10)}` : '..'} · scope ${x.scope}`,
+      `    score ${x.score.toFixed(2)} · ${flags} · valid ${x.valid_from.slice(0, 10)}${x.valid_to ? `..${x.valid_to.slice(0, 10)}` : '..'} · scope ${x.scope}`,
     );
     if (x.explain) {
       const e = x.explain;
@@ -24,7 +24,7 @@ export function formatRecall(r: RecallResponse): string {
         ? ` (fused: lexical ${f.lexical_rank !== null ? `#${f.lexical_rank}` : '—'}, vector ${f.vector_rank !== null ? `#${f.vector_rank}` : '—'}${f.similarity !== undefined ? ` sim ${f.similarity.toFixed(3)}` : ''})`
         : '';
       lines.push(
-        `    = relevance ${e.relevance.toPrecision(3)}${fused} × weight ${e.weight.toFixed(2)} × recency ${e.recency.toFixed(3)} × trust ${e.trust.toFixed(2)}`,
+        `    rank ${e.score.toPrecision(3)} = relevance ${e.relevance.toPrecision(3)}${fused} × weight ${e.weight.toFixed(2)} × recency ${e.recency.toFixed(3)} × trust ${e.trust.toFixed(2)}`,
       );
     }
   }

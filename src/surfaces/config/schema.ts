@@ -397,15 +397,17 @@ export const SETTINGS = {
       key: 'hooks.prompt',
       env: 'MNEME_PROMPT_HOOK',
       kind: boolKind,
-      default: false,
-      meaning: 'the UserPromptSubmit hook recalls on each prompt (setup --prompt-hook installs it)',
+      default: true,
+      meaning:
+        'the UserPromptSubmit hook, where installed (setup --prompt-hook), recalls on each prompt; false turns it off without uninstalling',
     }),
     prompt_score_floor: def({
       key: 'hooks.prompt_score_floor',
       env: 'MNEME_PROMPT_SCORE_FLOOR',
-      kind: numKind(0),
+      kind: numKind(0, 1),
       default: PROMPT_RECALL.scoreFloor,
-      meaning: 'recall results below this score are not injected on a prompt',
+      meaning:
+        'recall results scoring below this (0–1: the share of the prompt matched) are not injected on a prompt; measured by `mneme bench inject`',
     }),
   },
   inject: {

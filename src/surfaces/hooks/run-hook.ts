@@ -259,7 +259,7 @@ async function promptSubmit(c: Ctx): Promise<string> {
   if (!c.settings.hooks.prompt) {
     c.rec.outcome = 'disabled';
     c.rec.detail = {
-      hint: 'set hooks.prompt = true in config.toml (or MNEME_PROMPT_HOOK=1) to recall on each prompt',
+      hint: 'hooks.prompt is false (config.toml or MNEME_PROMPT_HOOK=0); set it to true, or remove it, to recall on each prompt',
     };
     return '';
   }

@@ -34,6 +34,8 @@ export interface AppOptions {
   mcpEngine?: Engine | null;
   /** The MCP engine per caller instead (Postgres: the token's tenant); wins over mcpEngine. */
   mcpEngineFor?: (caller: Caller) => Engine;
+  /** The project the server was started in: the dashboard opens on it (absent: global only). */
+  home?: Binding;
   /** False with no dashboard at all (`--db`: login is a local-user feature). Default true. */
   dashboard?: boolean;
   /** Counters for /metrics; absent means no /metrics route. */

@@ -60,6 +60,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     archive: served.archive,
     reportsDir: served.reportsDir,
     mcpEngine: served.mcpEngine,
+    home: served.home,
     metrics: new Metrics(),
     gauges: () => served.gauges(),
     version: mnemeVersion(),

@@ -1,16 +1,21 @@
 // The memory browser: search through the real recall path (with the exclusion trace when
 // "explain" is on), or browse current memories; filters for project, type, trust, status and
-// source freshness. The project defaults to the global scope only, as in the API.
+// source freshness. It opens on the project of the directory the server was started in; every
+// project is named by its remote or path, with its count of memories (from the engine).
 import { html } from 'hono/html';
 import { TRUST_LEVELS } from '../../../core/types.js';
-import type { RecallResponse } from '../../../engine/engine.js';
+import type { ProjectEntry, RecallResponse } from '../../../engine/engine.js';
 import { FRESHNESS_FILTERS, STATUS_FILTERS, type MemoryRow } from '../browse.js';
 import { badge, day, options, page, qs, type Html } from './layout.js';
 
 export interface BrowserView {
   q: string;
+  /** The project shown (its scope id), '' for the global scope only. */
   project: string;
-  projects: string[];
+  /** Every project, named and counted, the shown one included. */
+  projects: ProjectEntry[];
+  /** Active memories in the global scope. */
+  globalCount: number;
   types: string[];
   filters: { type?: string; trust?: string; status?: string; freshness?: string };
   explain: boolean;
@@ -19,6 +24,25 @@ export interface BrowserView {
 }
 
 const memLink = (id: string, project: string) => `/m/${id}${qs({ project })}`;
+const count = (n: number) => `${n} memor${n === 1 ? 'y' : 'ies'}`;
+
+/** What the page shows: the project (by name, with its id) and the global scope, or global only. */
+function viewing(v: BrowserView): Html {
+  const p = v.projects.find((x) => x.scope === v.project);
+  return p
+    ? html`<p id="viewing" class="meta" data-scope="${p.scope}">
+        Project <strong>${p.name}</strong>
+        <span class="mono">${p.scope}</span> (${count(p.memories)}) and the global scope
+        (${count(v.globalCount)})
+      </p>`
+    : html`<p id="viewing" class="meta" data-scope="global">
+        The global scope only (${count(v.globalCount)}); pick a project above to see its memories
+      </p>`;
+}
+
+/** A memory's scope as a person reads it. */
+const scopeName = (v: BrowserView, scope: string) =>
+  scope === 'global' ? 'global' : (v.projects.find((p) => p.scope === scope)?.name ?? scope);
 
 export function browserPage(v: BrowserView): Html {
   const f = v.filters;
@@ -31,10 +55,15 @@ export function browserPage(v: BrowserView): Html {
       aria-label="search"
     />
     <select name="project" aria-label="project">
-      <option value="">global only</option>
       ${v.projects.map(
-        (p) => html`<option value="${p}" ${p === v.project ? 'selected' : ''}>${p}</option>`,
+        (p) =>
+          html`<option value="${p.scope}" ${p.scope === v.project ? 'selected' : ''}>
+            ${p.name} · ${count(p.memories)}
+          </option>`,
       )}
+      <option value="global" ${v.project === '' ? 'selected' : ''}>
+        global only · ${count(v.globalCount)}
+      </option>
     </select>
     <select name="type" aria-label="type">
       ${options(v.types, f.type, 'any type')}
@@ -68,9 +97,9 @@ export function browserPage(v: BrowserView): Html {
               ${badge(x.type, 'type')} ${badge(x.status)} ${badge(x.trust)}
               ${x.freshness !== 'unbound' ? badge(x.freshness) : ''}
               ${x.review === 'pending' ? badge('review pending', 'pending') : ''}
-              <span class="mono">${x.handle}</span> · rev ${x.rev} · ${x.scope} · valid
-              ${day(x.valid_from)} → ${day(x.valid_to)}
-              ${x.explain ? html` · score ${x.explain.score} (relevance ${x.explain.relevance}, weight ${x.explain.weight}, recency ${x.explain.recency}, trust ${x.explain.trust})` : ''}
+              <span class="mono">${x.handle}</span> · rev ${x.rev} · ${scopeName(v, x.scope)} ·
+              valid ${day(x.valid_from)} → ${day(x.valid_to)} · score ${x.score.toFixed(2)}
+              ${x.explain ? html` · rank ${x.explain.score} (relevance ${x.explain.relevance}, weight ${x.explain.weight}, recency ${x.explain.recency}, trust ${x.explain.trust})` : ''}
             </div>
           </div>`,
       )}
@@ -122,7 +151,10 @@ export function browserPage(v: BrowserView): Html {
                     html`<tr data-id="${m.id}">
                       <td>
                         <a href="${memLink(m.id, v.project)}">${m.abstract}</a>
-                        <div class="meta mono">${m.id} · rev ${m.rev} · ${m.scope}</div>
+                        <div class="meta">
+                          <span class="mono">${m.id}</span> · rev ${m.rev} ·
+                          ${scopeName(v, m.scope)}
+                        </div>
                       </td>
                       <td>${m.type}</td>
                       <td>
@@ -141,6 +173,6 @@ export function browserPage(v: BrowserView): Html {
     'Memories',
     '/',
     html`<h1>Memories</h1>
-      ${form}${body}`,
+      ${form}${viewing(v)}${body}`,
   );
 }

@@ -26,6 +26,8 @@ type Revision = {
 export interface MemoryView {
   id: string;
   scope: string;
+  /** The scope as a person reads it: global, or the project's remote or path. */
+  scopeName: string;
   type: string;
   handle: string;
   quarantine: string | null;
@@ -110,7 +112,8 @@ export function memoryPage(v: MemoryView, project: string): Html {
       ${badge(v.type, 'type')} ${badge(cur.status)} ${badge(cur.trust)}
       ${v.quarantine ? badge(`quarantined: ${v.quarantine}`, 'quarantined') : ''}
       ${v.review === 'pending' ? badge('review pending', 'pending') : ''}
-      <span class="mono">${v.handle}</span> · ${v.scope} · rev ${cur.rev} ·
+      <span class="mono">${v.handle}</span> ·
+      <span class="scope" title="${v.scope}">${v.scopeName}</span> · rev ${cur.rev} ·
       <a href="/journal${qs({ id: v.id })}">journal</a> ·
       <a href="/m/${v.id}/trace${qs({ project })}">trace</a>
     </p>

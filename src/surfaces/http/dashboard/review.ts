@@ -18,6 +18,8 @@ export interface ReviewView {
   csrf: string;
   passphrase: boolean;
   notice: { ok: boolean; text: string } | null;
+  /** A scope as a person reads it (global, or the project's remote or path). */
+  scopeName: (scope: string) => string;
 }
 
 const targetLink = (t: string) =>
@@ -57,7 +59,8 @@ export function reviewPage(v: ReviewView): Html {
         html`<article class="panel proposal" data-id="${p.id}">
           <div>${badge(p.kind, 'pending')} <strong>${p.summary}</strong></div>
           <p class="meta">
-            <span class="mono">${p.id}</span> · ${p.scope} · by
+            <span class="mono">${p.id}</span> ·
+            <span class="scope" title="${p.scope}">${v.scopeName(p.scope)}</span> · by
             ${p.created_by.kind}${p.created_by.surface ? `/${p.created_by.surface}` : ''} ·
             ${minute(p.created_at)} · targets ${p.targets.map(targetLink)}
           </p>

@@ -9,6 +9,7 @@ import { MnemeError } from '../../../core/errors.js';
 import { isMemoryId } from '../../../core/ids.js';
 import { handle } from '../../../core/revision.js';
 import type { Actor } from '../../../core/types.js';
+import type { ProjectEntry } from '../../../engine/engine.js';
 import type { AppOptions, HttpEnv } from '../context.js';
 import { errorBody } from '../errors.js';
 import { resolveProject } from '../project-param.js';
@@ -97,11 +98,38 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
     await next();
   });
 
+  /**
+   * Every project by its readable name with its count (engine operations; the server's own
+   * project is named from its binding, and listed even before it holds a memory).
+   */
+  const projectList = async (also: string | null = null): Promise<ProjectEntry[]> => {
+    const home = opts.home?.project ? opts.home : null;
+    const viewer = home
+      ? opts.engineFor({ binding: home, surface: 'human', tenant: null, root: null })
+      : engine(null);
+    const list = await viewer.everyProject().projects();
+    const add = (scope: string | null, name: string) => {
+      if (scope && !list.some((p) => p.scope === scope))
+        list.push({ scope, name, named: name !== scope, memories: 0 });
+    };
+    add(home?.project ?? null, home?.identity ?? '');
+    add(also, also ?? '');
+    return list;
+  };
+  const nameOf = (list: ProjectEntry[]) => (scope: string) =>
+    scope === 'global' ? 'global' : (list.find((p) => p.scope === scope)?.name ?? scope);
+
   dash.get('/', async (c) => {
     const q = c.req.query();
-    const choice = resolveProject(q.project, { kind: 'local' });
+    // No project asked for: the project the server was started in (`project=global` for the
+    // global scope only).
+    const choice =
+      q.project === undefined && opts.home?.project
+        ? { binding: opts.home, root: null }
+        : resolveProject(q.project, { kind: 'local' });
     const e = engine(choice.binding.project, choice.root);
     const byScope = await everywhere().counts();
+    const projects = await projectList(choice.binding.project);
     const byType = (await e.status()).byType;
     const filters = {
       type: q.type || undefined,
@@ -128,7 +156,8 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
       browserPage({
         q: q.q ?? '',
         project: choice.binding.project ?? '',
-        projects: Object.keys(byScope).filter((s) => s !== 'global'),
+        projects,
+        globalCount: byScope.global ?? 0,
         types: [...new Set([...e.typeNames(), ...Object.keys(byType)])].sort(),
         filters,
         explain,
@@ -159,6 +188,7 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
         {
           id,
           scope: cur.scope,
+          scopeName: nameOf(await projectList())(cur.scope),
           type: cur.type,
           handle: handle(id),
           quarantine: cur.quarantine,
@@ -205,6 +235,7 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
         csrf: s.csrf,
         passphrase: await engine(null).passphraseRequired(),
         notice,
+        scopeName: nameOf(await projectList()),
       }),
     );
   });

@@ -9,7 +9,8 @@ import type { Engine } from '../../engine/engine.js';
 import { peekIndexSeq } from '../compose.js';
 import { sourceText, type LoadedSettings } from '../config/settings.js';
 import { mnemeBin, mnemeVersion } from '../install-root.js';
-import { readTomlBlock, wiredEvents, SERVER_NAME, type Json, type JsonObject } from './edits.js';
+import { readCodexMcpEntry } from './codex-toml.js';
+import { wiredEvents, SERVER_NAME, type Json, type JsonObject } from './edits.js';
 import { hookSpecs, targets, type Host } from './hosts.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
@@ -135,7 +136,7 @@ function hostChecks(d: DoctorDeps): Check[] {
     );
     // MCP entry.
     const mcpIn = files.filter((t) => {
-      if (t.tomlMcp) return readTomlBlock(readOr(t.file)) !== null;
+      if (t.tomlMcp) return tomlHasEntry(t.file);
       if (!t.mcpKey) return false;
       const servers = readJson(t.file)?.[t.mcpKey];
       return typeof servers === 'object' && servers !== null && SERVER_NAME in servers;
@@ -340,4 +341,13 @@ function hookLogChecks(d: DoctorDeps): Check[] {
       ...(failed ? { fix: `see ${file}` } : {}),
     };
   });
+}
+
+/** Codex's config.toml names an `[mcp_servers.mneme]` table, whatever its layout. */
+function tomlHasEntry(file: string): boolean {
+  try {
+    return readCodexMcpEntry(file, readOr(file)) !== null;
+  } catch {
+    return false; // not valid TOML: Codex cannot read the entry either
+  }
 }

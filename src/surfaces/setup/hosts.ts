@@ -35,7 +35,7 @@ interface HookEvent {
 const CLAUDE_EVENTS: HookEvent[] = [
   { hostEvent: 'SessionStart', event: 'session-start' },
   { hostEvent: 'UserPromptSubmit', event: 'user-prompt-submit', optional: true },
-  { hostEvent: 'PreToolUse', event: 'pre-tool-use', matcher: 'Edit|Write|MultiEdit' },
+  { hostEvent: 'PreToolUse', event: 'pre-tool-use', matcher: 'Edit|Write|NotebookEdit' },
   { hostEvent: 'Stop', event: 'stop' },
   { hostEvent: 'SessionEnd', event: 'session-end' },
   { hostEvent: 'PreCompact', event: 'pre-compact' },
@@ -132,7 +132,8 @@ export function targets(
 /** `mneme` on PATH when it is there (portable configs), else this node and this bin. */
 export function resolveInvocation(env: NodeJS.ProcessEnv, bin: string): Invocation {
   for (const dir of (env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
+    // npx puts its cache on PATH for the one command it runs; a host started later has none.
+    if (!dir || /[\\/]_npx[\\/]/.test(dir)) continue;
     const candidate = path.join(dir, 'mneme');
     try {
       fs.accessSync(candidate, fs.constants.X_OK);

@@ -293,6 +293,57 @@ describe('mneme setup codex on a config.toml that Codex rewrote', () => {
   });
 });
 
+describe('mneme setup codex on other layouts of config.toml', () => {
+  const runIn = (dir: string, args: string[]) =>
+    spawnSync(process.execPath, [mnemeBin(), ...args], {
+      cwd: repo,
+      encoding: 'utf8',
+      env: { PATH: path.dirname(process.execPath), HOME: dir, MNEME_DURABLE: '0' },
+    });
+  const layouts: Record<string, string> = {
+    'servers as one inline table': 'mcp_servers = { docs = { command = "d" } }\n',
+    'a dotted-key entry': 'mcp_servers.mneme.command = "old"\nmcp_servers.mneme.args = ["x"]\n',
+    'env inline, before another server': `# c\n[mcp_servers.mneme]\ncommand = "old"\nargs = []\nenv = { MNEME_HOME = "/x" }\n\n[mcp_servers.docs]\ncommand = "d" # keep\n`,
+  };
+  for (const [name, text] of Object.entries(layouts))
+    it(`${name}: setup sets the entry, uninstall leaves only the rest`, () => {
+      const dir = fs.mkdtempSync(path.join(tmp, 'layout-'));
+      const file = path.join(dir, '.codex', 'config.toml');
+      write(file, text);
+      const r = runIn(dir, ['setup', 'codex', '--json']);
+      assert.equal(r.status, 0, r.stderr);
+      const set = read(file);
+      assert.match(set, /mneme/);
+      assert.doesNotMatch(set, /"old"|\/x"/);
+      if (text.includes('docs')) assert.match(set, /docs/);
+      if (text.includes('# keep')) assert.match(set, /command = "d" # keep/, 'comments stay');
+      assert.equal(runIn(dir, ['setup', 'codex', '--json']).status, 0);
+      assert.equal(
+        JSON.parse(runIn(dir, ['setup', 'codex', '--json']).stdout).files[0].action,
+        'unchanged',
+      );
+      const u = runIn(dir, ['setup', 'codex', '--uninstall', '--json']);
+      assert.equal(u.status, 0, u.stderr);
+      // A file left with nothing in it is removed, as for JSON.
+      const rest = fs.existsSync(file) ? read(file) : '';
+      assert.doesNotMatch(rest, /mneme/);
+      if (text.includes('docs')) assert.match(rest, /docs/);
+      else assert.equal(rest, '');
+    });
+
+  it('a file that is not TOML is refused, named, and left as it was', () => {
+    const dir = fs.mkdtempSync(path.join(tmp, 'layout-'));
+    const file = path.join(dir, '.codex', 'config.toml');
+    write(file, 'model = \n[[[');
+    const r = runIn(dir, ['setup', 'codex']);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /config\.toml is not valid TOML/);
+    assert.match(r.stderr, /nothing was changed/);
+    assert.equal(read(file), 'model = \n[[[');
+    assert.ok(!fs.existsSync(path.join(dir, '.codex', 'hooks.json')), 'no other file either');
+  });
+});
+
 describe('mneme setup --project writes files that can be committed', () => {
   it('names no path of this machine (node, checkout, store) in .mcp.json, .claude/settings.json and .codex/', () => {
     const proj = path.join(tmp, 'proj-portable');

@@ -30,6 +30,8 @@ interface HookEvent {
   event: string;
   matcher?: string;
   optional?: boolean;
+  /** Seconds the host waits for the hook (10 unless the host allows less). */
+  timeout?: number;
 }
 
 const CLAUDE_EVENTS: HookEvent[] = [
@@ -48,7 +50,9 @@ const CODEX_EVENTS: HookEvent[] = [
   { hostEvent: 'UserPromptSubmit', event: 'user-prompt-submit', optional: true },
   { hostEvent: 'PreToolUse', event: 'pre-tool-use', matcher: 'apply_patch|Edit|Write' },
   { hostEvent: 'Stop', event: 'stop' },
-  { hostEvent: 'SessionEnd', event: 'session-end' },
+  // Codex 0.171 clamps a SessionEnd hook's timeout to 3 s (and warns on every start if it is
+  // longer); mneme's session-end takes tens of milliseconds.
+  { hostEvent: 'SessionEnd', event: 'session-end', timeout: 3 },
   { hostEvent: 'PreCompact', event: 'pre-compact' },
 ];
 
@@ -84,7 +88,7 @@ export function hookSpecs(
       event: e.event,
       ...(e.matcher ? { matcher: e.matcher } : {}),
       command: hookCommand(inv, e.event, host, opts.storeArgs),
-      timeout: 10,
+      timeout: e.timeout ?? 10,
     }));
 }
 

@@ -300,11 +300,11 @@ describe('a duration past what a timer holds is refused, not turned into "at onc
 });
 
 describe('mneme setup points the hooks at the store the MCP server uses, and writes no password', () => {
+  // User scope: project-scope files name no store at all (test/setup.test.ts), so this is where
+  // a chosen store is written.
   /** The installed SessionStart command, run as the host runs it: a shell, no store variables. */
   const runInstalled = (repo: string, h: string) => {
-    const settings = JSON.parse(
-      fs.readFileSync(path.join(repo, '.claude', 'settings.json'), 'utf8'),
-    );
+    const settings = JSON.parse(fs.readFileSync(path.join(h, '.claude', 'settings.json'), 'utf8'));
     const command = settings.hooks.SessionStart[0].hooks[0].command as string;
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '',
@@ -335,13 +335,13 @@ describe('mneme setup points the hooks at the store the MCP server uses, and wri
       { home: h, cwd: repo, env: noStoreEnv(h) },
     );
     assert.equal(w.code, 0, w.stderr);
-    const setup = cli(['--store', store, 'setup', 'claude-code', '--project'], {
+    const setup = cli(['--store', store, 'setup', 'claude-code', '--user'], {
       home: h,
       cwd: repo,
       env: noStoreEnv(h),
     });
     assert.equal(setup.code, 0, setup.stderr);
-    const mcp = JSON.parse(fs.readFileSync(path.join(repo, '.mcp.json'), 'utf8'));
+    const mcp = JSON.parse(fs.readFileSync(path.join(h, '.claude.json'), 'utf8'));
     assert.equal(mcp.mcpServers.mneme.env.MNEME_HOME, store);
     const hook = runInstalled(repo, h);
     assert.match(hook.stdout, /Releases are cut on Mondays/, hook.command);
@@ -374,22 +374,22 @@ describe('mneme setup points the hooks at the store the MCP server uses, and wri
         );
         assert.equal(w.code, 0, w.stderr);
         const refused = cli(
-          ['--db', withPw, '--tenant', 'acme', 'setup', 'claude-code', '--project'],
+          ['--db', withPw, '--tenant', 'acme', 'setup', 'claude-code', '--user'],
           { home: h, cwd: repo, env: noStoreEnv(h) },
         );
         assert.notEqual(refused.code, 0, refused.stdout);
         assert.match(refused.stderr, /would write the database password/);
         assert.match(refused.stderr, /--config FILE/);
-        assert.equal(fs.existsSync(path.join(repo, '.mcp.json')), false);
+        assert.equal(fs.existsSync(path.join(h, '.claude.json')), false);
         // Does: a URL without a password.
-        const ok = cli(['--db', db.url, '--tenant', 'acme', 'setup', 'claude-code', '--project'], {
+        const ok = cli(['--db', db.url, '--tenant', 'acme', 'setup', 'claude-code', '--user'], {
           home: h,
           cwd: repo,
           env: noStoreEnv(h),
         });
         assert.equal(ok.code, 0, ok.stderr);
         assert.equal(
-          JSON.parse(fs.readFileSync(path.join(repo, '.mcp.json'), 'utf8')).mcpServers.mneme.env
+          JSON.parse(fs.readFileSync(path.join(h, '.claude.json'), 'utf8')).mcpServers.mneme.env
             .MNEME_TENANT,
           'acme',
         );
@@ -398,25 +398,25 @@ describe('mneme setup points the hooks at the store the MCP server uses, and wri
         // Does: the password in a --config file, which the host files only name.
         const file = path.join(h, 'team.toml');
         fs.writeFileSync(file, `[store]\ndatabase_url = "${withPw}"\ntenant = "acme"\n`);
-        const viaFile = cli(['--config', file, 'setup', 'claude-code', '--project'], {
+        const viaFile = cli(['--config', file, 'setup', 'claude-code', '--user'], {
           home: h,
           cwd: repo,
           env: noStoreEnv(h),
         });
         assert.equal(viaFile.code, 0, viaFile.stderr);
-        for (const f of ['.mcp.json', path.join('.claude', 'settings.json')])
-          assert.doesNotMatch(fs.readFileSync(path.join(repo, f), 'utf8'), /hunter2/, f);
+        for (const f of ['.claude.json', path.join('.claude', 'settings.json')])
+          assert.doesNotMatch(fs.readFileSync(path.join(h, f), 'utf8'), /hunter2/, f);
         const viaHook = runInstalled(repo, h);
         assert.match(viaHook.command, /--config /);
         assert.match(viaHook.stdout, /The tenant deploys on Wednesdays/, viaHook.command);
         assert.equal(fs.existsSync(path.join(h, '.mneme')), false, 'a hook opened ~/.mneme');
         // Uninstalling writes no URL, so the password is no reason to refuse it.
         const off = cli(
-          ['--db', withPw, '--tenant', 'acme', 'setup', 'claude-code', '--project', '--uninstall'],
+          ['--db', withPw, '--tenant', 'acme', 'setup', 'claude-code', '--user', '--uninstall'],
           { home: h, cwd: repo, env: noStoreEnv(h) },
         );
         assert.equal(off.code, 0, off.stderr);
-        assert.equal(fs.existsSync(path.join(repo, '.mcp.json')), false);
+        assert.equal(fs.existsSync(path.join(h, '.claude.json')), false);
       } finally {
         await db.drop();
       }

@@ -82,7 +82,7 @@ describe('mneme setup claude-code --user', () => {
     assert.deepEqual(s.permissions, userSettings.permissions);
     const pre = s.hooks.PreToolUse as { matcher: string; hooks: { command: string }[] }[];
     assert.ok(pre.some((g) => g.matcher === 'Bash' && g.hooks[0]!.command === 'echo audit'));
-    const ours = pre.find((g) => g.matcher === 'Edit|Write|MultiEdit')!;
+    const ours = pre.find((g) => g.matcher === 'Edit|Write|NotebookEdit')!;
     // The hooks run on the same store as the MCP server (here the one MNEME_HOME named).
     assert.ok(
       ours.hooks[0]!.command.endsWith(` hook pre-tool-use --store ${path.join(tmp, 'store')}`),
@@ -205,25 +205,198 @@ describe('mneme setup codex', () => {
     assert.equal(backups(config()).length, 1);
   });
 
-  it('refuses to add a second [mcp_servers.mneme] table the user wrote', () => {
+  it('takes over a [mcp_servers.mneme] table the user wrote, keeping a backup', () => {
     const dir = path.join(tmp, 'home2');
     fs.mkdirSync(path.join(dir, '.codex'), { recursive: true });
     const file = path.join(dir, '.codex', 'config.toml');
-    fs.writeFileSync(file, '[mcp_servers.mneme]\ncommand = "mine"\n');
+    const mine =
+      '# mine\n[mcp_servers.mneme]\ncommand = "mine"\n\n[mcp_servers.docs]\ncommand = "d"\n';
+    fs.writeFileSync(file, mine);
     const r = spawnSync(process.execPath, [mnemeBin(), 'setup', 'codex'], {
       cwd: repo,
       encoding: 'utf8',
       env: { PATH: path.dirname(process.execPath), HOME: dir, MNEME_DURABLE: '0' },
     });
-    assert.equal(r.status, 2);
-    assert.match(r.stderr, /already has an \[mcp_servers\.mneme\] table/);
-    assert.equal(read(file), '[mcp_servers.mneme]\ncommand = "mine"\n');
+    assert.equal(r.status, 0, r.stderr);
+    const text = read(file);
+    assert.ok(text.startsWith('# mine\n[mcp_servers.mneme]\ncommand = '), text);
+    assert.doesNotMatch(text, /"mine"/);
+    assert.match(text, /\[mcp_servers\.docs\]\ncommand = "d"\n/);
+    assert.equal(read(path.join(dir, '.codex', backups(file)[0]!)), mine);
   });
 
   it('--uninstall restores config.toml and removes the hooks file it created', () => {
     json(['setup', 'codex', '--uninstall']);
     assert.equal(read(config()), original);
     assert.ok(!fs.existsSync(hooks()));
+  });
+});
+
+describe('mneme setup codex on a config.toml that Codex rewrote', () => {
+  // test/fixtures/codex: the file `codex mcp add other -- node /tmp/other.js` (Codex 0.171) left
+  // from one an older setup had written: the begin marker gone, env moved into the sub-table
+  // [mcp_servers.mneme.env], the other server's table inside the old block, the end marker after
+  // it. The e2e test (hosts-e2e) makes the same rewrite with the real Codex.
+  const rewritten = fs.readFileSync(
+    path.join(installRoot(), 'test', 'fixtures', 'codex', 'config-rewritten-by-codex-0.171.toml'),
+    'utf8',
+  );
+  let dir: string;
+  let file: string;
+  const run = (args: string[]) =>
+    spawnSync(process.execPath, [mnemeBin(), ...args], {
+      cwd: repo,
+      encoding: 'utf8',
+      env: {
+        PATH: path.dirname(process.execPath),
+        HOME: dir,
+        MNEME_HOME: path.join(dir, 'store'),
+        MNEME_DURABLE: '0',
+      },
+    });
+  const codexCheck = () => {
+    const r = run(['doctor', '--json']);
+    const checks = JSON.parse(r.stdout).checks as { check: string; status: string }[];
+    return checks.find((c) => c.check === 'codex mcp')?.status;
+  };
+
+  before(() => {
+    dir = path.join(tmp, 'home-rewritten');
+    file = path.join(dir, '.codex', 'config.toml');
+    write(file, rewritten);
+  });
+
+  it('doctor finds the entry, setup repoints it in place, and leaves every other table', () => {
+    assert.equal(codexCheck(), 'ok', 'the entry Codex rewrote is still mneme’s');
+    const r = run(['setup', 'codex', '--json']);
+    assert.equal(r.status, 0, r.stderr);
+    const text = read(file);
+    assert.match(text, /^# my settings\nmodel = "o3"\n/);
+    assert.match(text, /\[mcp_servers\.mneme\.env\]\nMNEME_HOME = "[^"]*home-rewritten\/store"\n/);
+    assert.doesNotMatch(text, /\/tmp\/store"/, 'the old store is replaced');
+    assert.match(text, /\[mcp_servers\.other\]\ncommand = "node"\nargs = \["\/tmp\/other\.js"\]\n/);
+    assert.match(text, /\[profiles\.x\]\nmodel = "gpt-5"/);
+    assert.doesNotMatch(text, /# <<< mneme <<<|# >>> mneme/, 'the old markers go');
+    assert.equal(text.match(/\[mcp_servers\.mneme\]/g)?.length, 1);
+    const again = run(['setup', 'codex', '--json']);
+    assert.equal(JSON.parse(again.stdout).files[0].action, 'unchanged');
+  });
+
+  it('--uninstall removes the table and its env sub-table, and doctor then reports it missing', () => {
+    const r = run(['setup', 'codex', '--uninstall', '--json']);
+    assert.equal(r.status, 0, r.stderr);
+    const text = read(file);
+    assert.doesNotMatch(text, /mcp_servers\.mneme|MNEME_HOME/);
+    assert.match(text, /\[mcp_servers\.other\]\ncommand = "node"/);
+    assert.match(text, /^# my settings\nmodel = "o3"\n/);
+    assert.notEqual(codexCheck(), 'ok');
+  });
+});
+
+describe('mneme setup codex on other layouts of config.toml', () => {
+  const runIn = (dir: string, args: string[]) =>
+    spawnSync(process.execPath, [mnemeBin(), ...args], {
+      cwd: repo,
+      encoding: 'utf8',
+      env: { PATH: path.dirname(process.execPath), HOME: dir, MNEME_DURABLE: '0' },
+    });
+  const layouts: Record<string, string> = {
+    'servers as one inline table': 'mcp_servers = { docs = { command = "d" } }\n',
+    'a dotted-key entry': 'mcp_servers.mneme.command = "old"\nmcp_servers.mneme.args = ["x"]\n',
+    'env inline, before another server': `# c\n[mcp_servers.mneme]\ncommand = "old"\nargs = []\nenv = { MNEME_HOME = "/x" }\n\n[mcp_servers.docs]\ncommand = "d" # keep\n`,
+  };
+  for (const [name, text] of Object.entries(layouts))
+    it(`${name}: setup sets the entry, uninstall leaves only the rest`, () => {
+      const dir = fs.mkdtempSync(path.join(tmp, 'layout-'));
+      const file = path.join(dir, '.codex', 'config.toml');
+      write(file, text);
+      const r = runIn(dir, ['setup', 'codex', '--json']);
+      assert.equal(r.status, 0, r.stderr);
+      const set = read(file);
+      assert.match(set, /mneme/);
+      assert.doesNotMatch(set, /"old"|\/x"/);
+      if (text.includes('docs')) assert.match(set, /docs/);
+      if (text.includes('# keep')) assert.match(set, /command = "d" # keep/, 'comments stay');
+      assert.equal(runIn(dir, ['setup', 'codex', '--json']).status, 0);
+      assert.equal(
+        JSON.parse(runIn(dir, ['setup', 'codex', '--json']).stdout).files[0].action,
+        'unchanged',
+      );
+      const u = runIn(dir, ['setup', 'codex', '--uninstall', '--json']);
+      assert.equal(u.status, 0, u.stderr);
+      // A file left with nothing in it is removed, as for JSON.
+      const rest = fs.existsSync(file) ? read(file) : '';
+      assert.doesNotMatch(rest, /mneme/);
+      if (text.includes('docs')) assert.match(rest, /docs/);
+      else assert.equal(rest, '');
+    });
+
+  it('a file that is not TOML is refused, named, and left as it was', () => {
+    const dir = fs.mkdtempSync(path.join(tmp, 'layout-'));
+    const file = path.join(dir, '.codex', 'config.toml');
+    write(file, 'model = \n[[[');
+    const r = runIn(dir, ['setup', 'codex']);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /config\.toml is not valid TOML/);
+    assert.match(r.stderr, /nothing was changed/);
+    assert.equal(read(file), 'model = \n[[[');
+    assert.ok(!fs.existsSync(path.join(dir, '.codex', 'hooks.json')), 'no other file either');
+  });
+});
+
+describe('mneme setup --project writes files that can be committed', () => {
+  it('names no path of this machine (node, checkout, store) in .mcp.json, .claude/settings.json and .codex/', () => {
+    const proj = path.join(tmp, 'proj-portable');
+    fs.mkdirSync(proj);
+    execFileSync('git', ['init', '-q', proj]);
+    const store = path.join(tmp, 'store-portable');
+    for (const host of ['claude-code', 'codex']) {
+      const r = spawnSync(
+        process.execPath,
+        [mnemeBin(), '--store', store, 'setup', host, '--project', '--json'],
+        {
+          cwd: proj,
+          encoding: 'utf8',
+          env: { PATH: path.dirname(process.execPath), HOME: home, MNEME_DURABLE: '0' },
+        },
+      );
+      assert.equal(r.status, 0, r.stderr);
+      const notes = (JSON.parse(r.stdout) as { notes: string[] }).notes.join('\n');
+      assert.match(notes, /project files name no store/);
+      assert.match(notes, /not on yours: `npm install -g mneme`/);
+    }
+    const files = ['.mcp.json', '.claude/settings.json', '.codex/config.toml', '.codex/hooks.json'];
+    for (const f of files) {
+      const text = read(path.join(proj, f));
+      assert.ok(!text.includes(process.execPath), `${f} names no node binary`);
+      assert.ok(!text.includes(installRoot()), `${f} names no checkout`);
+      assert.ok(!text.includes(store), `${f} names no store`);
+      assert.ok(!text.includes(tmp), `${f} names no path under the test folder`);
+    }
+    const s = JSON.parse(read(path.join(proj, '.claude', 'settings.json')));
+    assert.equal(s.hooks.SessionStart[0].hooks[0].command, 'mneme hook session-start');
+    assert.equal(s.hooks.PreToolUse[0].matcher, 'Edit|Write|NotebookEdit');
+    assert.deepEqual(JSON.parse(read(path.join(proj, '.mcp.json'))).mcpServers.mneme, {
+      type: 'stdio',
+      command: 'mneme',
+      args: ['mcp'],
+    });
+    assert.match(
+      read(path.join(proj, '.codex', 'config.toml')),
+      /^\[mcp_servers\.mneme\]\ncommand = "mneme"\nargs = \["mcp"\]\n$/,
+    );
+    // The user scope, by contrast, names the store this machine chose (its files stay local).
+    const u = spawnSync(process.execPath, [mnemeBin(), '--store', store, 'setup', 'claude-code'], {
+      cwd: proj,
+      encoding: 'utf8',
+      env: {
+        PATH: path.dirname(process.execPath),
+        HOME: path.join(tmp, 'home-u'),
+        MNEME_DURABLE: '0',
+      },
+    });
+    assert.equal(u.status, 0, u.stderr);
+    assert.ok(read(path.join(tmp, 'home-u', '.claude', 'settings.json')).includes(store));
   });
 });
 

@@ -30,12 +30,14 @@ interface HookEvent {
   event: string;
   matcher?: string;
   optional?: boolean;
+  /** Seconds the host waits for the hook (10 unless the host allows less). */
+  timeout?: number;
 }
 
 const CLAUDE_EVENTS: HookEvent[] = [
   { hostEvent: 'SessionStart', event: 'session-start' },
   { hostEvent: 'UserPromptSubmit', event: 'user-prompt-submit', optional: true },
-  { hostEvent: 'PreToolUse', event: 'pre-tool-use', matcher: 'Edit|Write|MultiEdit' },
+  { hostEvent: 'PreToolUse', event: 'pre-tool-use', matcher: 'Edit|Write|NotebookEdit' },
   { hostEvent: 'Stop', event: 'stop' },
   { hostEvent: 'SessionEnd', event: 'session-end' },
   { hostEvent: 'PreCompact', event: 'pre-compact' },
@@ -48,7 +50,9 @@ const CODEX_EVENTS: HookEvent[] = [
   { hostEvent: 'UserPromptSubmit', event: 'user-prompt-submit', optional: true },
   { hostEvent: 'PreToolUse', event: 'pre-tool-use', matcher: 'apply_patch|Edit|Write' },
   { hostEvent: 'Stop', event: 'stop' },
-  { hostEvent: 'SessionEnd', event: 'session-end' },
+  // Codex 0.171 clamps a SessionEnd hook's timeout to 3 s (and warns on every start if it is
+  // longer); mneme's session-end takes tens of milliseconds.
+  { hostEvent: 'SessionEnd', event: 'session-end', timeout: 3 },
   { hostEvent: 'PreCompact', event: 'pre-compact' },
 ];
 
@@ -84,7 +88,7 @@ export function hookSpecs(
       event: e.event,
       ...(e.matcher ? { matcher: e.matcher } : {}),
       command: hookCommand(inv, e.event, host, opts.storeArgs),
-      timeout: 10,
+      timeout: e.timeout ?? 10,
     }));
 }
 
@@ -132,7 +136,8 @@ export function targets(
 /** `mneme` on PATH when it is there (portable configs), else this node and this bin. */
 export function resolveInvocation(env: NodeJS.ProcessEnv, bin: string): Invocation {
   for (const dir of (env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
+    // npx puts its cache on PATH for the one command it runs; a host started later has none.
+    if (!dir || /[\\/]_npx[\\/]/.test(dir)) continue;
     const candidate = path.join(dir, 'mneme');
     try {
       fs.accessSync(candidate, fs.constants.X_OK);

@@ -4,17 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { MnemeError } from '../../core/errors.js';
-import {
-  foreignMcpTable,
-  removeHooks,
-  removeMcpServer,
-  removeTomlBlock,
-  setHooks,
-  setMcpServer,
-  setTomlBlock,
-  tomlMcpBlock,
-  type JsonObject,
-} from './edits.js';
+import { removeCodexMcpEntry, setCodexMcpEntry, type CodexMcpEntry } from './codex-toml.js';
+import { removeHooks, removeMcpServer, setHooks, setMcpServer, type JsonObject } from './edits.js';
 import {
   hookSpecs,
   mcpEntry,
@@ -57,7 +48,17 @@ export interface SetupReport {
   notes: string[];
 }
 
-export function runSetup(req: SetupRequest): SetupReport {
+/** How files meant to be committed (project scope) start mneme: the command on each PATH. */
+const PORTABLE: Invocation = { command: 'mneme', args: [] };
+
+export function runSetup(request: SetupRequest): SetupReport {
+  // Project files are committed and shared: they name no path of this machine (no node, no
+  // checkout, no store). Each person's hooks and MCP server then use the same store, the one
+  // their own MNEME_HOME or config chooses, because both are given none.
+  const portable = request.scope === 'project';
+  const req: SetupRequest = portable
+    ? { ...request, invocation: PORTABLE, serverEnv: {}, hookStoreArgs: [] }
+    : request;
   const specs = hookSpecs(req.host, req.invocation, {
     promptHook: req.promptHook,
     storeArgs: req.hookStoreArgs,
@@ -77,14 +78,32 @@ export function runSetup(req: SetupRequest): SetupReport {
     report.files.push(p.outcome);
     if (!req.dryRun && p.outcome.action !== 'unchanged') commit(p, req.now);
   }
+  if (portable && !req.uninstall) {
+    if (Object.keys(request.serverEnv).length > 0)
+      report.notes.push(
+        'project files name no store: hooks and the MCP server use the store of each person’s MNEME_HOME, MNEME_CONFIG or ~/.mneme; for this store on this machine run `mneme setup ' +
+          req.host +
+          ' --user` with it',
+      );
+    if (request.invocation.command !== PORTABLE.command)
+      report.notes.push(
+        'the host runs `mneme` from PATH, and it is not on yours: `npm install -g mneme` (or add it to the project’s devDependencies and put node_modules/.bin on PATH)',
+      );
+  } else if (!req.uninstall && request.invocation.args.some((a) => NPX_CACHE.test(a)))
+    report.notes.push(
+      `you ran setup through npx, so the host runs mneme from npx’s cache (${request.invocation.args[0]}), which npm may clear: \`npm install -g mneme\`, then run setup again`,
+    );
   if (req.host === 'codex' && !req.uninstall)
     report.notes.push(
-      'Codex asks you to review and trust new hooks before they run: open /hooks in Codex once.',
+      'Codex runs new or changed hooks only once you trust them: start `codex` in a terminal and choose “Trust all and continue” (or review them in /hooks); docs/setup.md has the details.',
     );
   if (req.host === 'codex' && req.scope === 'project')
     report.notes.push('Codex reads a project .codex/ folder only when the project is trusted.');
   return report;
 }
+
+/** A package that `npx` fetched lives in npm's cache, under an `_npx` folder. */
+export const NPX_CACHE = /[\\/]_npx[\\/]/;
 
 interface Plan {
   target: Target;
@@ -100,21 +119,11 @@ function plan(t: Target, req: SetupRequest): Plan {
   if (t.format === 'toml') {
     const text = before ?? '';
     if (req.uninstall) {
-      after = removeTomlBlock(text);
+      after = removeCodexMcpEntry(t.file, text);
       if (after !== text) changes.push('removed [mcp_servers.mneme]');
     } else {
-      if (foreignMcpTable(text))
-        throw new MnemeError(
-          'conflict',
-          `${t.file} already has an [mcp_servers.mneme] table that mneme did not write`,
-          { hint: 'remove or rename that table, then run setup again' },
-        );
-      const entry = mcpEntry(req.host, req.invocation, req.serverEnv) as {
-        command: string;
-        args: string[];
-        env?: Record<string, string>;
-      };
-      after = setTomlBlock(text, tomlMcpBlock(entry));
+      const entry = mcpEntry(req.host, req.invocation, req.serverEnv) as unknown as CodexMcpEntry;
+      after = setCodexMcpEntry(t.file, text, entry);
       if (after !== text) changes.push('set [mcp_servers.mneme]');
     }
     if (after.trim() === '' && before !== null && req.uninstall) after = null;

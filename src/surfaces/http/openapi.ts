@@ -104,8 +104,12 @@ const paths: Record<string, Record<string, Operation>> = {
   '/api/health': {
     get: {
       operationId: 'health',
-      summary: 'Liveness, version, store backend and (local caller only) journal head',
-      responses: { '200': json(S('object'), 'The server is up') },
+      summary:
+        'Liveness, version, store backend and (local caller only) journal head; without a token on a server that needs one, a probe: {ok} only',
+      responses: {
+        '200': json(S('object'), 'The server is up'),
+        '503': json(S('object'), 'The server cannot reach its store (probe only)'),
+      },
     },
   },
   '/api/projects': {

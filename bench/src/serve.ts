@@ -8,6 +8,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import pg from 'pg';
 import { MnemeError } from '../../src/core/errors.js';
 import { namedProjectScope } from '../../src/core/scope.js';
@@ -165,6 +166,7 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
     let hits = 0;
     let asked = 0;
     const deadline = performance.now() + cfg.durationS * 1000;
+    const loadavgBefore = os.loadavg().map(r2);
     const loadStart = performance.now();
     await Promise.all(
       Array.from({ length: cfg.clients }, async (_, c) => {
@@ -349,6 +351,8 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
       },
       ops,
       load_s: r2(loadS),
+      // The machine is shared: its 1/5/15-minute load averages as the load began and ended.
+      loadavg: { before: loadavgBefore, after: os.loadavg().map(r2) },
       seed_s: r2(seedS),
       journals: { ...journals, _operator: operatorOk },
       error_samples: [...new Set(errors)].slice(0, 8),

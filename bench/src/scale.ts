@@ -19,14 +19,15 @@ export const REPO_ROOT = path.resolve(here, '../../..');
 export const BIN = path.join(REPO_ROOT, 'bin', 'mneme.js');
 export const GENERATOR = path.resolve(REPO_ROOT, '..', 'shared', 'bench', 'gen-workload.mjs');
 
-interface Workload {
+export interface Workload {
   meta?: Record<string, unknown>;
   memories: { name: string; type: string; observations: string[]; tags: string[] }[];
   warmup?: { query: string; target: string }[];
   queries: { query: string; target: string }[];
 }
 
-const TYPE_MAP: Record<string, string> = {
+/** The workload's memory types as mneme's. */
+export const TYPE_MAP: Record<string, string> = {
   note: 'fact',
   fact: 'fact',
   decision: 'decision',

@@ -16,7 +16,7 @@ import { openEngine, withGovernance } from '../../src/surfaces/compose.js';
 import { BENCH_ACTOR, readDataFile } from './harness.js';
 import { opaqueKey } from './ingest.js';
 import { percentile } from './metrics.js';
-import { BIN, generateWorkload } from './scale.js';
+import { BIN, TYPE_MAP, generateWorkload, type Workload } from './scale.js';
 import { syntheticText } from './synthetic-text.js';
 
 export interface ServeConfig {
@@ -32,19 +32,7 @@ export interface ServeConfig {
   keep: boolean;
 }
 
-interface Workload {
-  memories: { name: string; type: string; observations: string[]; tags: string[] }[];
-  queries: { query: string; target: string }[];
-}
-
 const PROJECT = 'bench';
-const TYPE_MAP: Record<string, string> = {
-  note: 'fact',
-  fact: 'fact',
-  decision: 'decision',
-  pattern: 'procedure',
-  lesson_learned: 'lesson',
-};
 const r2 = (n: number) => Math.round(n * 100) / 100;
 
 type OpName = 'recall' | 'remember' | 'supersede' | 'forget';
@@ -95,7 +83,9 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
   const u = new URL(cfg.admin);
   u.pathname = `/${dbName}`;
   const url = u.toString();
-  const postgres = (await admin.query<{ v: string }>('SHOW server_version')).rows[0]!.v;
+  const postgres = (
+    await admin.query<{ v: string }>("SELECT current_setting('server_version') AS v")
+  ).rows[0]!.v;
   const children: ChildProcess[] = [];
   const scope = namedProjectScope(PROJECT);
   try {
@@ -147,10 +137,15 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
       nameOf.set(t, names);
     }
     const seedS = (performance.now() - seedStart) / 1000;
+    let dbBytes = 0;
     await admin.query('SELECT 1'); // keep the admin connection alive across a long seed
     {
       const p = new pg.Pool({ connectionString: url, max: 1 });
       await p.query('ANALYZE');
+      dbBytes = Number(
+        (await p.query<{ b: string }>('SELECT pg_database_size(current_database()) AS b')).rows[0]!
+          .b,
+      );
       await p.end();
     }
 
@@ -347,6 +342,8 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
         lost_writes: lost,
         foreign_results: foreign,
         journals_ok: journalsOk ? 1 : 0,
+        // The database after seeding (every tenant, indexes included), per 1,000 memories.
+        db_mb_per_1k_memories: r2(dbBytes / 2 ** 20 / ((memories.length * cfg.tenants) / 1000)),
         seed_writes_per_s: r2((memories.length * cfg.tenants) / seedS),
       },
       ops,

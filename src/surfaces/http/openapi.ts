@@ -44,7 +44,7 @@ const q = (
 });
 const project = q(
   'project',
-  'A project id (acme-shop-1a2b3c4d) or an absolute repository path on the server. The caller reads that project and the global scope; absent means the global scope only.',
+  'A project id (acme-shop-1a2b3c4d), an absolute repository path on the server, or on a team server (serve --db) a plain name (api). The caller reads that project and the global scope; absent means the global scope only.',
 );
 const idParam: Param = {
   name: 'id',

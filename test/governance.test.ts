@@ -6,6 +6,7 @@
 // plainly (`api`) is writable, and two tenants' `api` never meet.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { BIN, cli, tmpDir } from './helpers.js';
@@ -25,23 +26,38 @@ interface Res {
   };
 }
 
-async function call(base: string, path: string, token?: string, body?: unknown): Promise<Res> {
+/**
+ * One request on a connection of its own (no keep-alive): the tests wait seconds between
+ * requests (an expiry), and a pooled socket the server closes at its keep-alive timeout just as
+ * it is reused would fail the request for a reason that is not the one under test.
+ */
+function call(base: string, path: string, token?: string, body?: unknown): Promise<Res> {
   const headers: Record<string, string> = {};
   if (token) headers.authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const r = await fetch(`${base}${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
+  const data = body === undefined ? undefined : JSON.stringify(body);
+  if (data !== undefined) headers['content-type'] = 'application/json';
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `${base}${path}`,
+      { method: data === undefined ? 'GET' : 'POST', headers, agent: false },
+      (r) => {
+        let text = '';
+        r.setEncoding('utf8');
+        r.on('data', (d: string) => (text += d));
+        r.on('end', () => {
+          let json: Res['json'] = {};
+          try {
+            json = JSON.parse(text) as Res['json'];
+          } catch {
+            /* not JSON */
+          }
+          resolve({ status: r.statusCode ?? 0, text, json });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(data);
   });
-  const text = await r.text();
-  let json: Res['json'] = {};
-  try {
-    json = JSON.parse(text) as Res['json'];
-  } catch {
-    /* not JSON */
-  }
-  return { status: r.status, text, json };
 }
 
 function serve(url: string, home: string): Promise<{ child: ChildProcess; base: string }> {

@@ -27,13 +27,26 @@ export interface Workload {
 }
 
 /** The workload's memory types as mneme's. */
-export const TYPE_MAP: Record<string, string> = {
+const TYPE_MAP: Record<string, string> = {
   note: 'fact',
   fact: 'fact',
   decision: 'decision',
   pattern: 'procedure',
   lesson_learned: 'lesson',
 };
+
+/** A workload memory as the remember op that writes it (its name as an opaque subject key). */
+export function rememberOp(m: Workload['memories'][number]) {
+  const obs = m.observations.join('\n');
+  return {
+    op: 'remember' as const,
+    type: TYPE_MAP[m.type] ?? 'fact',
+    abstract: obs.split('\n')[0]!.slice(0, 240),
+    body: obs,
+    fields: { subject: opaqueKey(m.name) },
+    tags: m.tags,
+  };
+}
 
 export interface ScaleConfig {
   ranker?: Partial<RankingModel>;
@@ -140,16 +153,7 @@ export async function runScaleOne(
     const bar = progress(`scale ${n} ingest`, n, stderr);
     const t0 = process.hrtime.bigint();
     for (const [i, m] of w.memories.entries()) {
-      const obs = m.observations.join('\n');
-      const op = {
-        op: 'remember' as const,
-        type: TYPE_MAP[m.type] ?? 'fact',
-        abstract: obs.split('\n')[0]!.slice(0, 240),
-        body: obs,
-        fields: { subject: opaqueKey(m.name) },
-        tags: m.tags,
-        global: true,
-      };
+      const op = { ...rememberOp(m), global: true };
       const w0 = process.hrtime.bigint();
       const [r] = await bench.engine.apply([op], BENCH_ACTOR);
       writeMs.push(ms(w0));

@@ -14,9 +14,8 @@ import { MnemeError } from '../../src/core/errors.js';
 import { namedProjectScope } from '../../src/core/scope.js';
 import { openEngine, withGovernance } from '../../src/surfaces/compose.js';
 import { BENCH_ACTOR, readDataFile } from './harness.js';
-import { opaqueKey } from './ingest.js';
 import { percentile } from './metrics.js';
-import { BIN, TYPE_MAP, generateWorkload, type Workload } from './scale.js';
+import { BIN, generateWorkload, rememberOp, type Workload } from './scale.js';
 import { syntheticText } from './synthetic-text.js';
 
 export interface ServeConfig {
@@ -115,18 +114,7 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
       try {
         for (let i = 0; i < memories.length; i += cfg.seedBatch) {
           const batch = memories.slice(i, i + cfg.seedBatch);
-          const ops = batch.map((m) => {
-            const obs = m.observations.join('\n');
-            return {
-              op: 'remember' as const,
-              type: TYPE_MAP[m.type] ?? 'fact',
-              abstract: obs.split('\n')[0]!.slice(0, 240),
-              body: obs,
-              fields: { subject: opaqueKey(m.name) },
-              tags: m.tags,
-            };
-          });
-          const res = await engine.apply(ops, BENCH_ACTOR);
+          const res = await engine.apply(batch.map(rememberOp), BENCH_ACTOR);
           res.forEach((r, k) => names.set(batch[k]!.name, r.id));
           stderr(`\rseed ${t}: ${Math.min(i + cfg.seedBatch, memories.length)}/${memories.length}`);
         }

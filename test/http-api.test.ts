@@ -295,20 +295,24 @@ describe('HTTP API off loopback (tokens)', () => {
   after(() => f.close());
   const auth = (t: string) => ({ Authorization: `Bearer ${t}` });
 
-  it('every request needs a valid token; a token holder writes as an agent', async () => {
-    const none = await f.app.request('http://10.0.0.5/api/health');
+  it('every request but a health probe needs a valid token; a token holder writes as an agent', async () => {
+    const none = await f.app.request('http://10.0.0.5/api/projects');
     assert.equal(none.status, 401);
     assert.equal(none.headers.get('www-authenticate'), 'Bearer');
+    // A load balancer's probe: no token, and nothing but {ok} in the answer.
+    const probe = await f.app.request('http://10.0.0.5/api/health');
+    assert.equal(probe.status, 200);
+    assert.deepEqual(await probe.json(), { ok: true });
     assert.equal(
       (await f.app.request('http://10.0.0.5/api/health', { headers: auth('wrong-token-000000') }))
         .status,
       401,
     );
-    assert.equal(
-      (await f.app.request('http://10.0.0.5/api/health', { headers: auth('token-all-0123456789') }))
-        .status,
-      200,
-    );
+    const full = await f.app.request('http://10.0.0.5/api/health', {
+      headers: auth('token-all-0123456789'),
+    });
+    assert.equal(full.status, 200);
+    assert.equal(((await full.json()) as { backend: string }).backend, 'files');
     const w = await f.app.request(
       'http://10.0.0.5/api/memories',
       jsonPost(

@@ -52,7 +52,9 @@ describe('CLI with --db (Postgres)', { skip: skip ?? false }, () => {
     );
     assert.equal(scoped.code, 0, scoped.stderr);
     const { token } = scoped.json();
-    assert.deepEqual(Object.keys(scoped.json()), ['token']);
+    // The secret, its public id (for `token list` / `token revoke`) and its expiry.
+    assert.deepEqual(Object.keys(scoped.json()), ['token', 'id', 'expires']);
+    assert.match(scoped.json().id, /^tok_[0-9a-f]{16}$/);
     assert.deepEqual(await resolveToken(pool, token), {
       tenant: 'acme',
       projects: ['shop-1a2b3c4d', 'web-00000000'],

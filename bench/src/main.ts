@@ -349,6 +349,97 @@ common(
   });
 });
 
+program
+  .command('serve')
+  .description(
+    'the team server under load: N `serve --db` instances, T tenants of M memories, C HTTP clients',
+  )
+  .option(
+    '--db <url>',
+    'a Postgres account that may create databases (a throwaway one is made and dropped)',
+    process.env.MNEME_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+  )
+  .option(
+    '--instances <n>',
+    'server processes on the one database',
+    parsePositive('--instances'),
+    2,
+  )
+  .option(
+    '--tenants <n>',
+    'tenants, each with its own token and memories',
+    parsePositive('--tenants'),
+    4,
+  )
+  .option(
+    '--memories <n>',
+    'memories per tenant (shared workload, seed 42)',
+    parsePositive('--memories'),
+    10000,
+  )
+  .option('--clients <n>', 'concurrent HTTP clients', parsePositive('--clients'), 16)
+  .option('--duration <s>', 'seconds of load', parsePositive('--duration'), 20)
+  .option('--seed-batch <n>', 'ops per seeding transaction', parsePositive('--seed-batch'), 250)
+  .option('--workload <file>', 'a gen-workload.mjs file instead of generating one')
+  .option('--keep', 'keep the database afterwards (its name is in the result)')
+  .option('--out <file>', 'write the result here and nowhere else')
+  .option('--label <name>', 'name this configuration in the result file (default: default)')
+  .action(
+    async (o: {
+      db: string;
+      instances: number;
+      tenants: number;
+      memories: number;
+      clients: number;
+      duration: number;
+      seedBatch: number;
+      workload?: string;
+      keep?: boolean;
+      out?: string;
+      label?: string;
+    }) => {
+      const { runServe } = await import('./serve.js');
+      const r = await runServe(
+        {
+          admin: o.db,
+          instances: o.instances,
+          tenants: o.tenants,
+          memories: o.memories,
+          clients: o.clients,
+          durationS: o.duration,
+          seedBatch: o.seedBatch,
+          workload: o.workload,
+          keep: o.keep === true,
+        },
+        stderr,
+      );
+      // The Postgres URL is the harness's, not a configuration of the result: no `postgres` label.
+      await finish({ out: o.out, label: o.label ?? `${o.memories / 1000}k` }, r, () =>
+        [
+          table([
+            ['op', 'count', 'per_s', 'p50_ms', 'p95_ms', 'p99_ms'],
+            ...Object.entries(r.ops).map(([k, v]) => [
+              k,
+              String(v.count),
+              String(v.per_s),
+              String(v.p50_ms ?? '—'),
+              String(v.p95_ms ?? '—'),
+              String(v.p99_ms ?? '—'),
+            ]),
+          ]),
+          `errors ${r.metrics.errors}, lost writes ${r.metrics.lost_writes}, foreign results ${r.metrics.foreign_results}, journals ${r.metrics.journals_ok ? 'verify' : 'DO NOT verify'}; recall hit@5 ${r.metrics['recall_hit@5']}; seeded ${r.metrics.seed_writes_per_s} writes/s`,
+        ].join('\n'),
+      );
+      if (
+        r.metrics.errors ||
+        r.metrics.lost_writes ||
+        r.metrics.foreign_results ||
+        !r.metrics.journals_ok
+      )
+        process.exitCode = 1;
+    },
+  );
+
 /** Exit codes as the product CLI's: 1 for bad input, 2 for a refusal, 3 for internal errors. */
 const EXIT: Record<string, number> = {
   invalid: 1,

@@ -301,6 +301,7 @@ export function renderDocs(runs: RunEnvelope[]): string {
       table(['data', 'metric', 'target', 'measured', 'status'], rows),
       '',
     );
+  out.push(...serveSection(runs, (n) => scaleN(n, 'recall_hit@5')));
   const ablate = (bench: string, keys: string[]) => {
     const rs = runs.filter((r) => r.benchmark === bench).sort((a, b) => (a.date < b.date ? -1 : 1));
     if (rs.length === 0) return;
@@ -343,6 +344,99 @@ export function renderDocs(runs: RunEnvelope[]): string {
     .join('\n')
     .replace(/\n{3,}/g, '\n\n')
     .trimEnd()}\n`;
+}
+
+type ServeOps = Record<
+  string,
+  {
+    count: number;
+    per_s: number;
+    p50_ms: number | null;
+    p95_ms: number | null;
+    p99_ms: number | null;
+  }
+>;
+
+/**
+ * `mneme bench serve`: the newest run per size (memories per tenant), its per-operation table and
+ * checks, and issue 17's targets measured against the earliest committed run at that size.
+ */
+function serveSection(runs: RunEnvelope[], embeddedHit: (n: string) => number | null): string[] {
+  const rs = runs.filter((r) => r.benchmark === 'serve').sort((a, b) => (a.date < b.date ? -1 : 1));
+  if (rs.length === 0) return [];
+  const sizes = [...new Set(rs.map((r) => r.n))].sort((a, b) => a - b);
+  const out = [
+    '## Team server under load (`mneme bench serve`)',
+    '',
+    'N `mneme serve --db` processes on one Postgres database, T tenants each seeded with the same M',
+    'memories of the shared workload (seed 42) in a project named `bench`, C HTTP clients (each with',
+    'its tenant’s token) doing recall 80%, remember 15%, supersede 3.5%, forget 1.5% for a fixed',
+    'time. After the run: every acknowledged write is in the database, every journal verifies, and',
+    'no id in any response belongs to another tenant.',
+    '',
+  ];
+  const targets: unknown[][] = [];
+  for (const n of sizes) {
+    const at = rs.filter((r) => r.n === n);
+    const run = at[at.length - 1]!;
+    const first = at[0]!;
+    const cfg = run.config as Record<string, unknown>;
+    const ops = run.ops as ServeOps;
+    const m = run.metrics;
+    out.push(
+      `### ${n} memories per tenant`,
+      '',
+      `\`${run.command}\` — commit ${short(run.git_commit)}, ${run.date.slice(0, 16)}, ${run.machine.cores} cores, load average ${String((run.loadavg as { before?: number[] } | undefined)?.before?.[0] ?? '—')} as the load began; ${String(cfg.instances)} instances, ${String(cfg.tenants)} tenants × ${String(cfg.memories_per_tenant)} memories, ${String(cfg.clients)} clients for ${String(cfg.duration_s)} s${cfg.postgres ? `; PostgreSQL ${String(cfg.postgres)}` : ''}. Seeding: ${String(cfg.seeding)}, ${fmt(m.seed_writes_per_s)} writes/s.`,
+      '',
+      table(
+        ['op', 'count', 'per second', 'p50 ms', 'p95 ms', 'p99 ms'],
+        Object.entries(ops).map(([k, v]) => [k, v.count, v.per_s, v.p50_ms, v.p95_ms, v.p99_ms]),
+      ),
+      '',
+      `Errors ${fmt(m.errors)}; acknowledged writes missing ${fmt(m.lost_writes)}; results of another tenant ${fmt(m.foreign_results)}; journals ${m.journals_ok ? 'all verify' : '**do not all verify**'}; the query’s target in the top 5: ${fmt(m['recall_hit@5'])}${m.db_mb_per_1k_memories != null ? `; database size after seeding: ${fmt(m.db_mb_per_1k_memories)} MB per 1,000 memories` : ''}.`,
+      '',
+    );
+    const row = (metric: string, goal: string, v: number | null, ok: boolean | null) =>
+      targets.push([n, metric, goal, v, v === null || ok === null ? '—' : ok ? 'met' : 'not met']);
+    const p50 = m.recall_p50_ms ?? null;
+    const p95 = m.recall_p95_ms ?? null;
+    row('recall p50 ms', '≤ 15', p50, p50 === null ? null : p50 <= 15);
+    row('recall p95 ms', '≤ 60', p95, p95 === null ? null : p95 <= 60);
+    const base = first.metrics.recall_per_s ?? null;
+    const now = m.recall_per_s ?? null;
+    row(
+      `recall/s ÷ first run (${first.date.slice(0, 10)}, ${fmt(base)}/s)`,
+      '≥ 10',
+      base && now !== null ? now / base : null,
+      base && now !== null ? now / base >= 10 : null,
+    );
+    const eh = embeddedHit(String(n));
+    row(
+      `recall_hit@5 vs embedded store (${fmt(eh)})`,
+      '≥ embedded',
+      m['recall_hit@5'] ?? null,
+      eh === null || m['recall_hit@5'] == null ? null : m['recall_hit@5'] >= eh,
+    );
+    row(
+      'writes/s across instances (in the mix)',
+      '≥ 500',
+      m.writes_per_s ?? null,
+      (m.writes_per_s ?? 0) >= 500,
+    );
+    row(
+      'errors + lost writes',
+      '= 0',
+      (m.errors ?? 0) + (m.lost_writes ?? 0),
+      (m.errors ?? 0) + (m.lost_writes ?? 0) === 0,
+    );
+  }
+  out.push(
+    '### Targets (issue 17; on this 2-core machine, shared with other work)',
+    '',
+    table(['memories per tenant', 'metric', 'target', 'measured', 'status'], targets),
+    '',
+  );
+  return out;
 }
 
 export function regenerateDocs(root: string, extra: RunEnvelope[] = []): string {

@@ -19,13 +19,14 @@ export const REPO_ROOT = path.resolve(here, '../../..');
 export const BIN = path.join(REPO_ROOT, 'bin', 'mneme.js');
 export const GENERATOR = path.resolve(REPO_ROOT, '..', 'shared', 'bench', 'gen-workload.mjs');
 
-interface Workload {
+export interface Workload {
   meta?: Record<string, unknown>;
   memories: { name: string; type: string; observations: string[]; tags: string[] }[];
   warmup?: { query: string; target: string }[];
   queries: { query: string; target: string }[];
 }
 
+/** The workload's memory types as mneme's. */
 const TYPE_MAP: Record<string, string> = {
   note: 'fact',
   fact: 'fact',
@@ -33,6 +34,19 @@ const TYPE_MAP: Record<string, string> = {
   pattern: 'procedure',
   lesson_learned: 'lesson',
 };
+
+/** A workload memory as the remember op that writes it (its name as an opaque subject key). */
+export function rememberOp(m: Workload['memories'][number]) {
+  const obs = m.observations.join('\n');
+  return {
+    op: 'remember' as const,
+    type: TYPE_MAP[m.type] ?? 'fact',
+    abstract: obs.split('\n')[0]!.slice(0, 240),
+    body: obs,
+    fields: { subject: opaqueKey(m.name) },
+    tags: m.tags,
+  };
+}
 
 export interface ScaleConfig {
   ranker?: Partial<RankingModel>;
@@ -139,16 +153,7 @@ export async function runScaleOne(
     const bar = progress(`scale ${n} ingest`, n, stderr);
     const t0 = process.hrtime.bigint();
     for (const [i, m] of w.memories.entries()) {
-      const obs = m.observations.join('\n');
-      const op = {
-        op: 'remember' as const,
-        type: TYPE_MAP[m.type] ?? 'fact',
-        abstract: obs.split('\n')[0]!.slice(0, 240),
-        body: obs,
-        fields: { subject: opaqueKey(m.name) },
-        tags: m.tags,
-        global: true,
-      };
+      const op = { ...rememberOp(m), global: true };
       const w0 = process.hrtime.bigint();
       const [r] = await bench.engine.apply([op], BENCH_ACTOR);
       writeMs.push(ms(w0));

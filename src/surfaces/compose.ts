@@ -14,6 +14,7 @@ import { createEngine, type Binding, type Engine, type SourceFiles } from '../en
 import { FileStore } from '../store/files/file-store.js';
 import type { Store } from '../store/port.js';
 import type { Database } from '../store/postgres/database.js';
+import type { Governance } from '../store/postgres/tenants.js';
 import type { SessionStore } from '../store/sessions.js';
 import { loadSettings, type LoadedSettings, type Settings } from './config/settings.js';
 import { embedderFrom } from './embed/settings.js';
@@ -25,6 +26,7 @@ import { projectFiles } from './source-files.js';
 export type { SessionMeta, SessionRef, SessionStore } from '../store/sessions.js';
 export type { JournalDamage, Store, VerifyReport } from '../store/port.js';
 export type { Database } from '../store/postgres/database.js';
+export type { Governance, TenantRow, TokenRow } from '../store/postgres/tenants.js';
 export { writeFileAtomic } from '../store/files/atomic.js';
 export { peekIndexSeq } from '../store/files/index-peek.js';
 
@@ -41,6 +43,15 @@ export async function createToken(
 ): Promise<string> {
   const { createToken, withDatabase } = await import('../store/postgres/tenants.js');
   return withDatabase(url, (db) => createToken(db, o));
+}
+
+/** `mneme tenant|token …` and `journal verify --operator`: governance of a shared database. */
+export async function withGovernance<T>(
+  url: string,
+  fn: (g: Governance) => Promise<T>,
+): Promise<T> {
+  const { withGovernance } = await import('../store/postgres/tenants.js');
+  return withGovernance(url, fn);
 }
 
 export interface OpenOptions extends StoreFlags {
@@ -239,7 +250,11 @@ export async function composeServedStore(o: {
 
 export interface ServedTenants {
   database: Database;
-  resolveToken(token: string): Promise<{ tenant: string; projects: string[] | '*' } | null>;
+  resolveToken(
+    token: string,
+  ): Promise<
+    { tenant: string; projects: string[] | '*' } | { refused: string; hint: string } | null
+  >;
   engineFor(r: ServedEngineRequest & { tenant: string | null }): Engine;
   gauges(
     tenant: string | null,
@@ -283,7 +298,7 @@ export async function composeServedTenants(o: {
     database,
     resolveToken: async (token) => {
       const grant = await database.resolveToken(token);
-      if (!grant) return null;
+      if (!grant || 'refused' in grant) return grant;
       stores.set(grant.tenant, await database.storeFor(grant.tenant));
       return { tenant: grant.tenant, projects: grant.projects ?? '*' };
     },

@@ -6,12 +6,15 @@ import { MnemeError } from '../../core/errors.js';
 import { connectionError, redactUrl } from './errors.js';
 import { PostgresStore } from './postgres-store.js';
 import { migrate } from './schema.js';
-import { resolveToken, tenantExists, type TokenGrant } from './tenants.js';
+import { checkToken, tenantExists, type TokenGrant, type TokenRefusal } from './tenants.js';
 
 export interface Database {
   readonly pool: pg.Pool;
-  /** The grant behind a bearer token, or null (the caller answers 401 and reads nothing). */
-  resolveToken(token: string): Promise<TokenGrant | null>;
+  /**
+   * The grant behind a bearer token, why it is refused (revoked, expired, tenant disabled), or
+   * null for an unknown one (the caller answers 401 and reads nothing but the refusal).
+   */
+  resolveToken(token: string): Promise<TokenGrant | TokenRefusal | null>;
   /** The store of one tenant (cached); not_found when the tenant does not exist. */
   storeFor(tenant: string): Promise<PostgresStore>;
   close(): Promise<void>;
@@ -33,7 +36,7 @@ export async function openDatabase(
   const location = redactUrl(url);
   return {
     pool,
-    resolveToken: (token) => resolveToken(pool, token),
+    resolveToken: (token) => checkToken(pool, token),
     storeFor(tenant) {
       let s = stores.get(tenant);
       if (!s) {

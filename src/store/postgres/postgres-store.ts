@@ -56,7 +56,7 @@ import { purgeIn, purgeSecretRow, scanRows, vacuumAfterPurge } from './purge-row
 import * as reads from './reads.js';
 import { migrate } from './schema.js';
 import { SessionRows } from './session-rows.js';
-import { tenantExists } from './tenants.js';
+import { checkTenantName, tenantExists } from './tenants.js';
 import { reportOf } from '../journal-guard.js';
 
 export interface PostgresStoreOptions {
@@ -109,6 +109,7 @@ export class PostgresStore implements Store {
     // An idle connection dropped by the server must not crash the process.
     pool.on('error', () => {});
     try {
+      checkTenantName(opts.tenant);
       await migrate(pool);
       if (!(await tenantExists(pool, opts.tenant))) {
         throw new MnemeError('not_found', `no tenant "${opts.tenant}" in ${redactUrl(url)}`, {

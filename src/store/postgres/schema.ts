@@ -233,6 +233,19 @@ CREATE TABLE purge_secrets(
   created_at timestamptz NOT NULL DEFAULT now()
 );
 `,
+  // 6: governance. A tenant can be disabled; a token has a public id (what `token list` shows
+  // and `token revoke` takes), an optional expiry and the time it was last used. The operator
+  // journal is the journal of the reserved tenant `_operator` (a name TENANT_PATTERN refuses).
+  `
+ALTER TABLE tenants ADD COLUMN disabled_at timestamptz;
+ALTER TABLE tokens ADD COLUMN id text COLLATE "C";
+UPDATE tokens SET id = 'tok_' || substr(hash, 1, 16);
+ALTER TABLE tokens ALTER COLUMN id SET NOT NULL;
+CREATE UNIQUE INDEX tokens_id ON tokens(id);
+ALTER TABLE tokens ADD COLUMN expires_at timestamptz;
+ALTER TABLE tokens ADD COLUMN last_used_at timestamptz;
+INSERT INTO tenants(name) VALUES ('_operator') ON CONFLICT DO NOTHING;
+`,
 ];
 
 /** Work a migration needs done in code, in its transaction, after its SQL (by version). */

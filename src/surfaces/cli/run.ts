@@ -18,7 +18,7 @@ import {
   type WriteVerb,
 } from '../../engine/payloads.js';
 import { readInputFile } from '../input-file.js';
-import { openEngine } from '../compose.js';
+import { openEngine, withGovernance } from '../compose.js';
 import { loadSettings, type LoadedSettings } from '../config/settings.js';
 import { registerConfig } from './config.js';
 import { registerAgentCommands } from './agent-commands.js';
@@ -40,7 +40,7 @@ import {
   type Io,
   type RecallFlags,
 } from './shared.js';
-import { registerTeam } from './team.js';
+import { databaseUrl, registerTeam } from './team.js';
 import { registerVectors, vectorLine } from './vectors.js';
 
 export { EXIT, type Io } from './shared.js';
@@ -292,7 +292,21 @@ export function buildProgram(c: CliContext): Command {
   journal
     .command('verify')
     .description('check the chain: any edit, deletion or reordering is found')
-    .action(async () => {
+    .option(
+      '--operator',
+      'with --db: the operator journal (tenant and token changes) instead of a tenant’s',
+    )
+    .action(async (o: { operator?: boolean }) => {
+      if (o.operator) {
+        const r = await withGovernance(databaseUrl(c), (g) => g.verifyOperatorJournal());
+        c.out(r, () =>
+          r.ok
+            ? `operator journal ok: ${r.entries} entries, head #${r.head.seq} ${r.head.hash.slice(0, 12)}`
+            : `operator journal BROKEN at entry ${r.firstBad!.seq ?? `line ${r.firstBad!.position}`}: ${r.firstBad!.problem}\nno tenant or token change is made until it verifies; restore the database from a backup`,
+        );
+        if (!r.ok) throw new ExitCode(2);
+        return;
+      }
       const engine = await c.engine();
       const r = await engine.verifyJournal();
       c.out(r, () =>

@@ -70,6 +70,27 @@ export function createApp(opts: AppOptions): Hono<HttpEnv> {
     }),
   );
   app.use('*', hostGuard(opts));
+  // A load balancer's or orchestrator's probe on a server that needs tokens: no token, and no
+  // data in the answer (with a token, or on a loopback server, /api/health is the normal route).
+  app.get('/api/health', async (c, next) => {
+    if (!opts.requireToken || c.req.header('authorization') !== undefined) return next();
+    try {
+      await opts.probe?.();
+    } catch {
+      return c.json(
+        {
+          ok: false,
+          error: {
+            code: 'internal',
+            message: 'this instance cannot reach its store',
+            hint: 'see the server log; check the database this instance serves',
+          },
+        },
+        503,
+      );
+    }
+    return c.json({ ok: true });
+  });
   app.use('*', callerGuard(opts));
   app.use('*', sameOriginGuard);
 

@@ -17,7 +17,15 @@ export interface Principal {
   projects: readonly string[] | '*';
 }
 
-export type TokenResolver = (token: string) => Principal | null | Promise<Principal | null>;
+/** Why a known token is refused (revoked, expired, its tenant disabled), said to its holder. */
+export interface TokenRefusal {
+  refused: string;
+  hint: string;
+}
+
+export type TokenResolution = Principal | TokenRefusal | null;
+
+export type TokenResolver = (token: string) => TokenResolution | Promise<TokenResolution>;
 
 export type Caller = { kind: 'local' } | { kind: 'token'; principal: Principal };
 

@@ -9,7 +9,9 @@ import { RecallInput, WRITES } from '../../engine/payloads.js';
 const project = z
   .string()
   .optional()
-  .describe('the project to write in (id or repository path); default global');
+  .describe(
+    'the project to write in (id, repository path, or with serve --db a plain name); default global',
+  );
 const inHeaders = { expected_rev: true, idempotency_key: true } as const;
 const inPathAndHeaders = { id: true, ...inHeaders } as const;
 

@@ -42,6 +42,8 @@ export interface AppOptions {
   metrics?: Metrics;
   /** Store gauges for /metrics, for this caller (its tenant with `--db`). */
   gauges?: (caller: Caller) => Promise<StoreGauges>;
+  /** What an unauthenticated /api/health checks (throws when the store does not answer). */
+  probe?: () => Promise<void>;
   /** Largest request body accepted, in bytes (default 1 MiB). */
   maxBodyBytes?: number;
   /** Where unexpected errors are logged (never sent to the client). */

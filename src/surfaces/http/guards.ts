@@ -25,10 +25,14 @@ export function callerGuard(opts: AppOptions): MiddlewareHandler<HttpEnv> {
     if (authz !== undefined) {
       const m = /^Bearer\s+([\x21-\x7e]{1,512})\s*$/i.exec(authz);
       const principal = m && opts.resolveToken ? await opts.resolveToken(m[1]!) : null;
-      if (!principal) {
+      if (!principal || 'refused' in principal) {
         c.header('WWW-Authenticate', 'Bearer');
         return c.json(
-          { error: { code: 'refused', message: 'the bearer token is not valid' } },
+          {
+            error: principal
+              ? { code: 'refused', message: principal.refused, hint: principal.hint }
+              : { code: 'refused', message: 'the bearer token is not valid' },
+          },
           401,
         );
       }

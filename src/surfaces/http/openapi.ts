@@ -44,7 +44,7 @@ const q = (
 });
 const project = q(
   'project',
-  'A project id (acme-shop-1a2b3c4d) or an absolute repository path on the server. The caller reads that project and the global scope; absent means the global scope only.',
+  'A project id (acme-shop-1a2b3c4d), an absolute repository path on the server, or on a team server (serve --db) a plain name (api). The caller reads that project and the global scope; absent means the global scope only.',
 );
 const idParam: Param = {
   name: 'id',
@@ -104,8 +104,12 @@ const paths: Record<string, Record<string, Operation>> = {
   '/api/health': {
     get: {
       operationId: 'health',
-      summary: 'Liveness, version, store backend and (local caller only) journal head',
-      responses: { '200': json(S('object'), 'The server is up') },
+      summary:
+        'Liveness, version, store backend and (local caller only) journal head; without a token on a server that needs one, a probe: {ok} only',
+      responses: {
+        '200': json(S('object'), 'The server is up'),
+        '503': json(S('object'), 'The server cannot reach its store (probe only)'),
+      },
     },
   },
   '/api/projects': {

@@ -1,11 +1,12 @@
-// The `project` parameter: a project id (`acme-shop-1a2b3c4d`) or a repository path on this
-// machine, bound like the CLI binds its working directory. Absent means the global scope only.
+// The `project` parameter: a project id (`acme-shop-1a2b3c4d`), a repository path on this
+// machine (bound like the CLI binds its working directory), or on a team server (--db) a plain
+// name (`api`, core/scope.ts namedProjectScope). Absent means the global scope only.
 // A caller reads only the projects it may read; the engine then enforces the scope on every read.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MnemeError } from '../../core/errors.js';
-import { SCOPE_PATTERN } from '../../core/scope.js';
+import { SCOPE_PATTERN, namedProjectScope } from '../../core/scope.js';
 import type { Binding } from '../../engine/engine.js';
 import { bindProject, findRepoRoot } from '../project.js';
 import { mayRead, type Caller } from './auth.js';
@@ -41,6 +42,10 @@ export function resolveProject(param: string | undefined, caller: Caller): Proje
         hint: 'pass a project id (see `mneme status`) or an existing repository path',
       });
     choice = { binding: bindProject(dir), root: findRepoRoot(dir)?.root ?? path.resolve(dir) };
+  } else if (caller.kind === 'token' && caller.principal.tenant !== null) {
+    // A team server (--db) has no working directory to bind: a project is named plainly (`api`).
+    const scope = namedProjectScope(p);
+    choice = { binding: { project: scope, identity: `name:${p}` }, root: null };
   } else {
     throw new MnemeError('invalid', `"${p.slice(0, 80)}" is neither a project id nor a path`, {
       hint: 'project ids look like acme-shop-1a2b3c4d; paths must be absolute',

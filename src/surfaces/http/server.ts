@@ -181,6 +181,9 @@ export async function startDbServer(o: DbServeOptions): Promise<RunningDbServer>
       return served.gauges(p.tenant, p.projects);
     },
     version: mnemeVersion(),
+    probe: async () => {
+      await served.database.pool.query('SELECT 1');
+    },
     log: o.log,
   };
   let stop: (() => Promise<void>) | null = null;

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { asciiOnly } from './bundle-ascii.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
@@ -56,21 +57,5 @@ if (dynamic)
   throw new Error(
     `scripts/bundle.mjs: use require, not ${dynamic.join(', ')}, in code the CLI bundles`,
   );
-// The bundle is read as one string at every start. Node decodes a file holding any non-ASCII
-// byte character by character into a two-byte string (about 17M instructions for this bundle,
-// against 2M for ASCII), so every non-ASCII character left by esbuild (in comments, regular
-// expressions and tagged templates; it already escapes string literals) becomes a \uXXXX
-// escape, which means the same character in a regular expression, a string or a template's
-// cooked text.
-const ascii = out.text
-  .replace(HELPER, MEMO)
-  .replace(/[^\x00-\x7f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
-// Only a template's raw text would differ, and a character escaped with a backslash
-// (`\→` would turn into `\\u2192`, a backslash and five letters): the build refuses both.
-const raw = [...out.text.matchAll(/String\.raw`([^`]*)`/g)].find((m) => /[^\x00-\x7f]/.test(m[1]));
-const escaped = /\\[^\x00-\x7f]/.exec(out.text);
-if (raw || escaped)
-  throw new Error(
-    `scripts/bundle.mjs: cannot escape the non-ASCII text in ${raw ? raw[0].slice(0, 60) : escaped[0]}`,
-  );
-fs.writeFileSync(out.path, ascii);
+// ASCII, so that node reads it into a one-byte string (scripts/bundle-ascii.mjs says why).
+fs.writeFileSync(out.path, asciiOnly(out.text.replace(HELPER, MEMO)));

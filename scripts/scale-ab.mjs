@@ -143,8 +143,11 @@ const w = JSON.parse(fs.readFileSync(workload, 'utf8'));
 const run = (s, mode, under = []) => {
   const r = spawnSync(
     under.length ? under[0] : process.execPath,
-    [...under.slice(1), ...(under.length ? [process.execPath] : []), SELF, '--child', mode]
-      .concat([s.dir, s.store, workload]),
+    [...under.slice(1), ...(under.length ? [process.execPath] : []), SELF, '--child', mode].concat([
+      s.dir,
+      s.store,
+      workload,
+    ]),
     { encoding: 'utf8', maxBuffer: 1 << 28 },
   );
   if (r.status !== 0) throw new Error(`${s.label} ${mode}: ${r.stderr.slice(-2000)}`);

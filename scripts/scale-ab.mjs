@@ -15,13 +15,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { args, flag, treesFlag } from './ab-args.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
-const args = process.argv.slice(2);
-const flag = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 && args[i + 1] ? args[i + 1] : fallback;
-};
 const TYPE_MAP = { note: 'fact', fact: 'fact', decision: 'decision', pattern: 'procedure' };
 TYPE_MAP.lesson_learned = 'lesson';
 const sha256 = (s) => crypto.createHash('sha256').update(s).digest('hex');
@@ -109,17 +105,7 @@ if (args[0] === '--child') {
 }
 
 // ---- main: seed, then interleaved rounds ------------------------------------------------------
-const trees = flag('--trees', '')
-  .split(',')
-  .filter(Boolean)
-  .map((t) => {
-    const [label, dir] = t.includes('=') ? t.split('=') : [path.basename(t), t];
-    return { label, dir: path.resolve(dir) };
-  });
-if (trees.length === 0) {
-  console.error('pass --trees LABEL=DIR,LABEL=DIR (built worktrees of mneme)');
-  process.exit(2);
-}
+const trees = treesFlag();
 const n = Number(flag('--n', '10000'));
 const rounds = Number(flag('--rounds', '3'));
 const grind = Number(flag('--callgrind', '0'));

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { asciiOnly } from './bundle-ascii.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
@@ -56,4 +57,5 @@ if (dynamic)
   throw new Error(
     `scripts/bundle.mjs: use require, not ${dynamic.join(', ')}, in code the CLI bundles`,
   );
-fs.writeFileSync(out.path, out.text.replace(HELPER, MEMO));
+// ASCII, so that node reads it into a one-byte string (scripts/bundle-ascii.mjs says why).
+fs.writeFileSync(out.path, asciiOnly(out.text.replace(HELPER, MEMO)));

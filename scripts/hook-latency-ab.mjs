@@ -12,23 +12,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { args, flag, treesFlag } from './ab-args.mjs';
 
-const args = process.argv.slice(2);
-const flag = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 && args[i + 1] ? args[i + 1] : fallback;
-};
-const trees = flag('--trees', '')
-  .split(',')
-  .filter(Boolean)
-  .map((t) => {
-    const [label, dir] = t.includes('=') ? t.split('=') : [path.basename(t), t];
-    return { label, dir: path.resolve(dir) };
-  });
-if (trees.length === 0) {
-  console.error('pass --trees LABEL=DIR,LABEL=DIR (built worktrees of mneme)');
-  process.exit(2);
-}
+const trees = treesFlag();
 const n = Number(flag('--n', '1000'));
 const runs = Number(flag('--runs', '15'));
 const grind = Number(flag('--callgrind', '0'));

@@ -14,6 +14,9 @@ const CJK_SPLIT = /([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
  */
 const MAX_TOKEN_CHARS = 200;
 const STEMS = new Map<string, string>();
+// eslint-disable-next-line no-control-regex
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+const ASCII_WORD = /[a-z0-9]+/g;
 
 /** A lower-cased word's stem (Porter), memoised: a vocabulary repeats. */
 export function stem(word: string): string {
@@ -34,6 +37,15 @@ export function stem(word: string): string {
  */
 export function indexTokens(text: string): string[] {
   const out: string[] = [];
+  if (ASCII_ONLY.test(text)) {
+    // Most text is ASCII, where the normal forms and the diacritic fold change nothing, the
+    // only letters and digits are [a-z0-9] once lower-cased and nothing is CJK: the same tokens
+    // as below without the two normalisations and the Unicode scan (a rebuild tokenizes every
+    // revision).
+    for (const w of text.toLowerCase().match(ASCII_WORD) ?? [])
+      if (w.length <= MAX_TOKEN_CHARS) out.push(stem(w));
+    return out;
+  }
   const folded = text
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')

@@ -254,11 +254,16 @@ describe('mneme setup codex on a config.toml that Codex rewrote', () => {
         MNEME_DURABLE: '0',
       },
     });
-  const codexCheck = () => {
+  const codexMcp = () => {
     const r = run(['doctor', '--json']);
-    const checks = JSON.parse(r.stdout).checks as { check: string; status: string }[];
-    return checks.find((c) => c.check === 'codex mcp')?.status;
+    const checks = JSON.parse(r.stdout).checks as {
+      check: string;
+      status: string;
+      detail: string;
+    }[];
+    return checks.find((c) => c.check === 'codex mcp');
   };
+  const codexCheck = () => codexMcp()?.status;
 
   before(() => {
     dir = path.join(tmp, 'home-rewritten');
@@ -267,7 +272,12 @@ describe('mneme setup codex on a config.toml that Codex rewrote', () => {
   });
 
   it('doctor finds the entry, setup repoints it in place, and leaves every other table', () => {
-    assert.equal(codexCheck(), 'ok', 'the entry Codex rewrote is still mneme’s');
+    // Doctor finds the entry Codex rewrote and runs it as Codex would: its bare `mneme` is not
+    // on this PATH, so it fails, naming the file and the setup that repoints it.
+    const found = codexMcp();
+    assert.equal(found?.status, 'fail');
+    assert.ok(found?.detail.includes(file), found?.detail);
+    assert.match(found?.detail ?? '', /`mneme mcp` did not answer/);
     const r = run(['setup', 'codex', '--json']);
     assert.equal(r.status, 0, r.stderr);
     const text = read(file);
@@ -280,6 +290,7 @@ describe('mneme setup codex on a config.toml that Codex rewrote', () => {
     assert.equal(text.match(/\[mcp_servers\.mneme\]/g)?.length, 1);
     const again = run(['setup', 'codex', '--json']);
     assert.equal(JSON.parse(again.stdout).files[0].action, 'unchanged');
+    assert.equal(codexCheck(), 'ok', 'the repointed entry starts and answers');
   });
 
   it('--uninstall removes the table and its env sub-table, and doctor then reports it missing', () => {

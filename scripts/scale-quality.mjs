@@ -20,15 +20,8 @@ if (!dist || !wfile || !dir || !['ingest', 'eval'].includes(mode)) {
 const root = path.resolve(dist);
 const { freshStore, BENCH_ACTOR } = await import(path.join(root, 'bench/src/harness.js'));
 const { opaqueKey } = await import(path.join(root, 'bench/src/ingest.js'));
+const { TYPE_MAP } = await import(path.join(root, 'bench/src/scale.js'));
 const w = JSON.parse(fs.readFileSync(wfile, 'utf8'));
-// As bench/src/scale.ts writes them.
-const TYPE_MAP = {
-  note: 'fact',
-  fact: 'fact',
-  decision: 'decision',
-  pattern: 'procedure',
-  lesson_learned: 'lesson',
-};
 const ids = path.join(dir, 'ids.json');
 if (mode === 'ingest') {
   fs.mkdirSync(dir, { recursive: true });

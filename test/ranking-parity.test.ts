@@ -99,6 +99,15 @@ describe('ranking parity: files and Postgres', { skip: skip ?? false }, () => {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  /** Every eligible revision of the project, now. */
+  const everything = () => ({
+    scopes: ef.scopes,
+    asOf: clock().toISOString(),
+    knownAt: null,
+    minTrust: 'untrusted' as const,
+    includeQuarantined: false,
+  });
+
   const ranked = async (e: Engine, q: string, limit = 10) =>
     (await e.recall(q, { limit, logUsage: false })).results.map((r) => r.abstract);
 
@@ -148,13 +157,7 @@ describe('ranking parity: files and Postgres', { skip: skip ?? false }, () => {
 
   it("computes each candidate's relevance as the model's BM25, on both stores", async () => {
     const terms = queryTerms('deploy kubernetes production');
-    const eligibility = {
-      scopes: ef.scopes,
-      asOf: clock().toISOString(),
-      knownAt: null,
-      minTrust: 'untrusted' as const,
-      includeQuarantined: false,
-    };
+    const eligibility = everything();
     const req = { terms, eligibility, limit: 20, want: 20 };
     const hf = await files.search(req);
     const hp = await pg.search(req);
@@ -173,13 +176,7 @@ describe('ranking parity: files and Postgres', { skip: skip ?? false }, () => {
   it('scores left-out terms by their exact BM25 under leftOut=bm25, the same on both stores', async () => {
     // limit 2: narrowed to "kubernetes"; "deploy" and "production" are left out and re-scored.
     const terms = queryTerms('deploy kubernetes production');
-    const eligibility = {
-      scopes: ef.scopes,
-      asOf: clock().toISOString(),
-      knownAt: null,
-      minTrust: 'untrusted' as const,
-      includeQuarantined: false,
-    };
+    const eligibility = everything();
     for (const leftOut of ['bm25', 'presence'] as const) {
       const model = rankingModel({ leftOut });
       const req = { terms, eligibility, limit: 2, want: 2, model };

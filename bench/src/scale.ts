@@ -26,7 +26,8 @@ interface Workload {
   queries: { query: string; target: string }[];
 }
 
-const TYPE_MAP: Record<string, string> = {
+/** The generator's memory types as mneme's (scripts/scale-quality.mjs writes the same). */
+export const TYPE_MAP: Record<string, string> = {
   note: 'fact',
   fact: 'fact',
   decision: 'decision',

@@ -19,8 +19,7 @@ if (!dist || !wfile || !dir || !['ingest', 'eval'].includes(mode)) {
 }
 const root = path.resolve(dist);
 const { freshStore, BENCH_ACTOR } = await import(path.join(root, 'bench/src/harness.js'));
-const { opaqueKey } = await import(path.join(root, 'bench/src/ingest.js'));
-const { TYPE_MAP } = await import(path.join(root, 'bench/src/scale.js'));
+const { scaleOp } = await import(path.join(root, 'bench/src/scale.js'));
 const w = JSON.parse(fs.readFileSync(wfile, 'utf8'));
 const ids = path.join(dir, 'ids.json');
 if (mode === 'ingest') {
@@ -29,18 +28,7 @@ if (mode === 'ingest') {
   const names = {};
   for (let i = 0; i < w.memories.length; i += 500) {
     const batch = w.memories.slice(i, i + 500);
-    const ops = batch.map((m) => {
-      const obs = m.observations.join('\n');
-      return {
-        op: 'remember',
-        type: TYPE_MAP[m.type] ?? 'fact',
-        abstract: obs.split('\n')[0].slice(0, 240),
-        body: obs,
-        fields: { subject: opaqueKey(m.name) },
-        tags: m.tags,
-        global: true,
-      };
-    });
+    const ops = batch.map(scaleOp);
     const rs = await b.engine.apply(ops, BENCH_ACTOR);
     rs.forEach((r, j) => (names[r.id] = batch[j].name));
   }

@@ -26,14 +26,28 @@ interface Workload {
   queries: { query: string; target: string }[];
 }
 
-/** The generator's memory types as mneme's (scripts/scale-quality.mjs writes the same). */
-export const TYPE_MAP: Record<string, string> = {
+/** The generator's memory types as mneme's. */
+const TYPE_MAP: Record<string, string> = {
   note: 'fact',
   fact: 'fact',
   decision: 'decision',
   pattern: 'procedure',
   lesson_learned: 'lesson',
 };
+
+/** The remember op a workload memory is written as (also scripts/scale-quality.mjs). */
+export function scaleOp(m: Workload['memories'][number]) {
+  const obs = m.observations.join('\n');
+  return {
+    op: 'remember' as const,
+    type: TYPE_MAP[m.type] ?? 'fact',
+    abstract: obs.split('\n')[0]!.slice(0, 240),
+    body: obs,
+    fields: { subject: opaqueKey(m.name) },
+    tags: m.tags,
+    global: true,
+  };
+}
 
 export interface ScaleConfig {
   ranker?: Partial<RankingModel>;
@@ -140,16 +154,7 @@ export async function runScaleOne(
     const bar = progress(`scale ${n} ingest`, n, stderr);
     const t0 = process.hrtime.bigint();
     for (const [i, m] of w.memories.entries()) {
-      const obs = m.observations.join('\n');
-      const op = {
-        op: 'remember' as const,
-        type: TYPE_MAP[m.type] ?? 'fact',
-        abstract: obs.split('\n')[0]!.slice(0, 240),
-        body: obs,
-        fields: { subject: opaqueKey(m.name) },
-        tags: m.tags,
-        global: true,
-      };
+      const op = scaleOp(m);
       const w0 = process.hrtime.bigint();
       const [r] = await bench.engine.apply([op], BENCH_ACTOR);
       writeMs.push(ms(w0));

@@ -7,6 +7,7 @@ import {
   DEFAULT_RANKING,
   bm25,
   bm25Idf,
+  bm25Term,
   leftOutScore,
   countTokens,
   feedbackTerms,
@@ -17,6 +18,7 @@ import {
   rankingModel,
   scoreCandidate,
   tokenCount,
+  type FieldCounts,
   type LexicalFeatures,
 } from '../src/core/ranking.js';
 import {
@@ -181,11 +183,96 @@ test('ranking candidates: a narrowed cut adds the left-out terms; ties go to the
   const b = cands[1]!;
   assert.equal(
     wide[0]!.score,
-    bm25(b.features, idf, stats, m, [0]) + leftOutScore([1, 0, 0], idf[1]!, m),
+    bm25(b.features, idf, stats, m, [0]) + leftOutScore([1, 0, 0], idf[1]!, m, 20, stats),
   );
-  assert.equal(leftOutScore([1, 0, 0], 2, m), 2 * m.abstractWeight);
-  assert.equal(leftOutScore([0, 3, 1], 2, m), 2 * m.extraWeight, 'the heaviest field holding it');
-  assert.equal(leftOutScore([0, 0, 0], 2, m), 0);
+  assert.equal(leftOutScore([1, 0, 0], 2, m, 20, stats), 2 * m.abstractWeight);
+  assert.equal(
+    leftOutScore([0, 3, 1], 2, m, 20, stats),
+    2 * m.extraWeight,
+    'the heaviest field holding it',
+  );
+  assert.equal(leftOutScore([0, 0, 0], 2, m, 20, stats), 0);
+});
+
+test('the left-out variants: presence, one saturated occurrence, exact BM25', () => {
+  const stats = { rows: 1000, tokens: 20000 }; // average length 20
+  const idf = 2;
+  const presence = rankingModel();
+  const saturated = rankingModel({ leftOut: 'saturated' });
+  const exact = rankingModel({ leftOut: 'bm25' });
+  assert.equal(presence.leftOut, 'presence', 'the default');
+  // Twice in the body and once in the abstract of a 40-token candidate.
+  const tf: [number, number, number] = [1, 2, 0];
+  assert.equal(leftOutScore(tf, idf, presence, 40, stats), idf * presence.abstractWeight);
+  // One occurrence in the abstract at the average length: saturated, so below presence.
+  const one = bm25Term(saturated.abstractWeight, 20, stats, idf);
+  assert.equal(leftOutScore(tf, idf, saturated, 40, stats), one);
+  assert.ok(one < idf * saturated.abstractWeight && one > idf);
+  // Presence only: the counts and the length do not matter to either.
+  assert.equal(leftOutScore([1, 0, 0], idf, saturated, 5, stats), one);
+  // Exact: the weighted count (4 + 2) at the candidate's length, as an unnarrowed query scores it.
+  const f = { length: 40, tf: [tf] as FieldCounts[] };
+  assert.equal(leftOutScore(tf, idf, exact, 40, stats), bm25(f, [idf], stats, exact));
+  assert.ok(leftOutScore(tf, idf, exact, 80, stats) < leftOutScore(tf, idf, exact, 40, stats));
+  for (const m of [presence, saturated, exact])
+    assert.equal(
+      leftOutScore([0, 0, 0], idf, m, 40, stats),
+      0,
+      `${m.leftOut}: absent adds nothing`,
+    );
+});
+
+test('exact left-out scoring makes a narrowed cut rank as the unnarrowed query does', () => {
+  const stats = { rows: 1000, tokens: 20000 };
+  const idf = [bm25Idf(1000, 5), bm25Idf(1000, 400)];
+  const c = (id: string, tf: [number, number, number][], length: number) => ({
+    id,
+    rev: 1,
+    features: { length, tf } as LexicalFeatures,
+  });
+  // x: the common term three times in a long body; y: once in a short abstract.
+  const cands = [
+    c(
+      'x',
+      [
+        [0, 1, 0],
+        [0, 3, 0],
+      ],
+      60,
+    ),
+    c(
+      'y',
+      [
+        [0, 1, 0],
+        [1, 0, 0],
+      ],
+      12,
+    ),
+    c(
+      'z',
+      [
+        [0, 1, 0],
+        [0, 0, 0],
+      ],
+      20,
+    ),
+  ];
+  for (const leftOut of ['bm25', 'presence'] as const) {
+    const m = rankingModel({ leftOut });
+    const full = rankCandidates(cands, null, idf, stats, m, 3);
+    const narrowed = rankCandidates(cands, [0], idf, stats, m, 3);
+    if (leftOut === 'bm25')
+      narrowed.forEach((x, i) => {
+        assert.equal(x.id, full[i]!.id);
+        assert.ok(Math.abs(x.score - full[i]!.score) < 1e-9, 'the same score');
+      });
+    // Presence reads no counts and no length: it overweighs the abstract, and differs.
+    else
+      assert.notDeepEqual(
+        narrowed.map((x) => x.score),
+        full.map((x) => x.score),
+      );
+  }
 });
 
 test('re-ranking: weight, recency and trust are bounded factors of the model', () => {

@@ -5,8 +5,16 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { DEFAULT_RANKING, bm25, bm25Idf, tokenCount, countTokens } from '../src/core/ranking.js';
-import { indexText, queryTerms, termTokens } from '../src/core/text.js';
+import {
+  DEFAULT_RANKING,
+  bm25,
+  bm25Idf,
+  countTokens,
+  rankingModel,
+  tokenCount,
+  type RankingModel,
+} from '../src/core/ranking.js';
+import { indexText, queryTerms, termTokens, type QueryTerm } from '../src/core/text.js';
 import type { Engine } from '../src/engine/engine.js';
 import { FileStore } from '../src/store/files/file-store.js';
 import type { Store } from '../src/store/port.js';
@@ -91,6 +99,15 @@ describe('ranking parity: files and Postgres', { skip: skip ?? false }, () => {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  /** Every eligible revision of the project, now. */
+  const everything = () => ({
+    scopes: ef.scopes,
+    asOf: clock().toISOString(),
+    knownAt: null,
+    minTrust: 'untrusted' as const,
+    includeQuarantined: false,
+  });
+
   const ranked = async (e: Engine, q: string, limit = 10) =>
     (await e.recall(q, { limit, logUsage: false })).results.map((r) => r.abstract);
 
@@ -140,13 +157,7 @@ describe('ranking parity: files and Postgres', { skip: skip ?? false }, () => {
 
   it("computes each candidate's relevance as the model's BM25, on both stores", async () => {
     const terms = queryTerms('deploy kubernetes production');
-    const eligibility = {
-      scopes: ef.scopes,
-      asOf: clock().toISOString(),
-      knownAt: null,
-      minTrust: 'untrusted' as const,
-      includeQuarantined: false,
-    };
+    const eligibility = everything();
     const req = { terms, eligibility, limit: 20, want: 20 };
     const hf = await files.search(req);
     const hp = await pg.search(req);
@@ -155,42 +166,69 @@ describe('ranking parity: files and Postgres', { skip: skip ?? false }, () => {
       hp.map((h) => h.view.abstract),
       hf.map((h) => h.view.abstract),
     );
-    // The model's BM25 from the counts (every memory has one revision: rows = memories).
-    const rows = corpus().length;
-    const texts = corpus().map((m) => ({
-      a: indexText(m.abstract),
-      b: indexText(m.body),
-      e: indexText(['fact', ...(m.tags ?? [])].join(' ')),
-    }));
-    const tokens = texts.reduce(
-      (n, t) => n + tokenCount(t.a) + tokenCount(t.b) + tokenCount(t.e),
-      0,
-    );
-    const stats = { rows, tokens };
-    const toks = terms.map(termTokens);
-    const df = toks.map(
-      (t) => texts.filter((x) => countTokens(`${x.a} ${x.b} ${x.e}`, t) > 0).length,
-    );
-    const idf = df.map((d) => bm25Idf(rows, d));
     for (const [i, h] of hf.entries()) {
-      const m = corpus().find((c) => c.abstract === h.view.abstract)!;
-      const t = {
-        a: indexText(m.abstract),
-        b: indexText(m.body),
-        e: indexText(['fact', ...(m.tags ?? [])].join(' ')),
-      };
-      const f = {
-        length: tokenCount(t.a) + tokenCount(t.b) + tokenCount(t.e),
-        tf: toks.map(
-          (k) => [countTokens(t.a, k), countTokens(t.b, k), countTokens(t.e, k)] as const,
-        ),
-      };
-      const expected = bm25(f, idf, stats, DEFAULT_RANKING);
+      const expected = modelBm25(terms, h.view.abstract, DEFAULT_RANKING);
       assert.ok(Math.abs(h.relevance - expected) < 1e-9, `files: ${h.relevance} vs ${expected}`);
       assert.ok(Math.abs(hp[i]!.relevance - expected) < 1e-9, `postgres: ${hp[i]!.relevance}`);
     }
   });
+
+  it('scores left-out terms by their exact BM25 under leftOut=bm25, the same on both stores', async () => {
+    // limit 2: narrowed to "kubernetes"; "deploy" and "production" are left out and re-scored.
+    const terms = queryTerms('deploy kubernetes production');
+    const eligibility = everything();
+    for (const leftOut of ['bm25', 'presence'] as const) {
+      const model = rankingModel({ leftOut });
+      const req = { terms, eligibility, limit: 2, want: 2, model };
+      const hf = await files.search(req);
+      const hp = await pg.search(req);
+      assert.equal(hf.length, 2);
+      assert.ok(hf.every((h) => /kubernetes/i.test(h.view.abstract + h.view.body)));
+      assert.deepEqual(
+        hp.map((h) => h.view.abstract),
+        hf.map((h) => h.view.abstract),
+      );
+      for (const [i, h] of hf.entries()) {
+        const full = modelBm25(terms, h.view.abstract, model);
+        assert.ok(Math.abs(hp[i]!.relevance - h.relevance) < 1e-9, `postgres: ${hp[i]!.relevance}`);
+        if (leftOut === 'bm25')
+          assert.ok(Math.abs(h.relevance - full) < 1e-9, `exact: ${h.relevance} vs ${full}`);
+        // Presence reads no counts (the common words' idf is near its floor here, so the gap is
+        // small, but it is there): not the unnarrowed score.
+        else assert.ok(Math.abs(h.relevance - full) > 1e-9, `presence: ${h.relevance} vs ${full}`);
+      }
+    }
+  });
 });
+
+/** The model's BM25 of a corpus memory over every term, from its counts (rows = memories). */
+function modelBm25(terms: QueryTerm[], abstract: string, model: RankingModel): number {
+  // The model's BM25 from the counts (every memory has one revision: rows = memories).
+  const rows = corpus().length;
+  const texts = corpus().map((m) => ({
+    a: indexText(m.abstract),
+    b: indexText(m.body),
+    e: indexText(['fact', ...(m.tags ?? [])].join(' ')),
+  }));
+  const tokens = texts.reduce((n, t) => n + tokenCount(t.a) + tokenCount(t.b) + tokenCount(t.e), 0);
+  const stats = { rows, tokens };
+  const toks = terms.map(termTokens);
+  const df = toks.map(
+    (t) => texts.filter((x) => countTokens(`${x.a} ${x.b} ${x.e}`, t) > 0).length,
+  );
+  const idf = df.map((d) => bm25Idf(rows, d));
+  const m = corpus().find((c) => c.abstract === abstract)!;
+  const t = {
+    a: indexText(m.abstract),
+    b: indexText(m.body),
+    e: indexText(['fact', ...(m.tags ?? [])].join(' ')),
+  };
+  const f = {
+    length: tokenCount(t.a) + tokenCount(t.b) + tokenCount(t.e),
+    tf: toks.map((k) => [countTokens(t.a, k), countTokens(t.b, k), countTokens(t.e, k)] as const),
+  };
+  return bm25(f, idf, stats, model);
+}
 
 /** Sets a memory's usage weight in a store's weight cache (what a sleep pass computes). */
 async function setWeight(store: Store, e: Engine, abstract: string, w: number): Promise<void> {

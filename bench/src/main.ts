@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { MnemeError } from '../../src/core/errors.js';
-import { DEFAULT_RANKING, type RankingModel } from '../../src/core/ranking.js';
+import { DEFAULT_RANKING, LEFT_OUT, type RankingModel } from '../../src/core/ranking.js';
 import { REPO_ROOT } from './scale.js';
 import type { RunEnvelope } from './results.js';
 
@@ -41,15 +41,19 @@ const parseNs = (v: string) =>
 const parseRanker = (v: string, prev: Partial<RankingModel> = {}) => {
   const [k, raw] = v.split('=');
   const known = Object.entries(DEFAULT_RANKING)
-    .filter(([, d]) => typeof d === 'boolean' || typeof d === 'number')
+    .filter(([, d]) => ['boolean', 'number', 'string'].includes(typeof d))
     .map(([key]) => key);
   if (!k || raw === undefined || !known.includes(k))
     throw new MnemeError('invalid', `--ranker "${v}" is not key=value with a known key`, {
       hint: `keys: ${known.join(', ')}`,
     });
   const def = DEFAULT_RANKING[k as keyof RankingModel];
-  let value: boolean | number;
-  if (typeof def === 'boolean') {
+  let value: boolean | number | string;
+  if (k === 'leftOut') {
+    if (!(LEFT_OUT as readonly string[]).includes(raw))
+      throw new MnemeError('invalid', `--ranker leftOut takes one of ${LEFT_OUT.join(', ')}`);
+    value = raw;
+  } else if (typeof def === 'boolean') {
     if (!['on', 'off', 'true', 'false'].includes(raw))
       throw new MnemeError('invalid', `--ranker ${k} takes on or off`);
     value = raw === 'on' || raw === 'true';

@@ -43,6 +43,8 @@ export interface RankingModel {
   narrowBudgets: readonly number[];
   /** Best rare-term matches re-scored for the left-out common terms (at least). */
   narrowCandidates: number;
+  /** What a left-out (narrowed-away) term adds to a narrowed candidate's score: see leftOutScore. */
+  leftOut: LeftOut;
   /** Pseudo-relevance feedback: expand the query with words shared by the best matches. */
   prf: boolean;
   prfDocs: number;
@@ -75,6 +77,15 @@ export interface RankingModel {
 }
 
 /**
+ * How a left-out term counts toward a narrowed candidate (leftOutScore): `presence`, its idf
+ * times the heaviest field weight holding it (the default); `saturated`, BM25 of one occurrence
+ * in that field at the average length; `bm25`, its exact BM25 from its counts and the
+ * candidate's length (the narrowed cut then ranks as the unnarrowed query would).
+ */
+export const LEFT_OUT = ['presence', 'saturated', 'bm25'] as const;
+export type LeftOut = (typeof LEFT_OUT)[number];
+
+/**
  * BM25's term-frequency saturation and length normalisation. Fixed, not model parameters: the
  * embedded index orders candidates with FTS5's bm25(), which has these two built in.
  */
@@ -89,6 +100,7 @@ export const DEFAULT_RANKING: RankingModel = Object.freeze({
   extraWeight: 2,
   narrowBudgets: Object.freeze([150, 800, 3000, 20000, Infinity]),
   narrowCandidates: 100,
+  leftOut: 'presence',
   prf: true,
   prfDocs: 3,
   prfTerms: 10,
@@ -264,15 +276,27 @@ export function firstEnough<R>(
 }
 
 /**
- * A left-out (common) term's share of a narrowed candidate's score: its idf times the weight of
- * the heaviest field holding it — as if it occurred once there, unsaturated. Its presence is all
- * a store need read, which keeps re-scoring a query of common words cheap.
+ * A left-out (common) term's share of a narrowed candidate's score, by the model's `leftOut`:
+ * `presence` (default), its idf times the weight of the heaviest field holding it — as if it
+ * occurred once there, unsaturated; `saturated`, BM25 of that one occurrence at the average
+ * length; `bm25`, its BM25 from `tf` and the candidate's `length`. The first two read only its
+ * presence, which keeps re-scoring a query of common words cheap.
  */
-export function leftOutScore(present: FieldCounts, idf: number, m: RankingModel): number {
+export function leftOutScore(
+  tf: FieldCounts,
+  idf: number,
+  m: RankingModel,
+  length: number,
+  stats: CorpusStats,
+): number {
+  if (m.leftOut === 'bm25') return bm25Term(weightedFrequency(tf, m), length, stats, idf);
   let w = 0;
-  if (present[0] > 0) w = Math.max(w, m.abstractWeight);
-  if (present[1] > 0) w = Math.max(w, m.bodyWeight);
-  if (present[2] > 0) w = Math.max(w, m.extraWeight);
+  if (tf[0] > 0) w = Math.max(w, m.abstractWeight);
+  if (tf[1] > 0) w = Math.max(w, m.bodyWeight);
+  if (tf[2] > 0) w = Math.max(w, m.extraWeight);
+  if (w === 0) return 0;
+  if (m.leftOut === 'saturated')
+    return bm25Term(w, stats.tokens / Math.max(1, stats.rows), stats, idf);
   return w * idf;
 }
 
@@ -324,7 +348,8 @@ export function rankCandidates<C extends { id: string; rev: number; features: Le
     const keptSet = new Set(kept);
     const rest = idf.flatMap((_, i) => (keptSet.has(i) ? [] : [i]));
     for (const c of pool)
-      for (const i of rest) c.score += leftOutScore(c.features.tf[i]!, idf[i]!, m);
+      for (const i of rest)
+        c.score += leftOutScore(c.features.tf[i]!, idf[i]!, m, c.features.length, stats);
   }
   pool.sort(byScore);
   return pool.slice(0, limit);

@@ -13,8 +13,10 @@ import {
   narrowCut,
   narrowingPlan,
   fieldsByWeight,
+  countTokens,
   hasTokens,
   leftOutScore,
+  tokenCount,
   type CorpusStats,
   type FieldCounts,
   type RankingModel,
@@ -156,11 +158,20 @@ export class IndexSearch {
     const scored = cands.map(([rowid, bm, id, rev, a, b, e]) => {
       let score = -bm;
       const fields = [a, b, e];
-      for (const i of rest) {
-        // Only the heaviest field holding the term counts: look no further once found.
-        const f = order.find((x) => hasTokens(fields[x]!, tokens[i]!));
-        if (f !== undefined) score += leftOutScore(FOUND[f]!, idf[i]!, m);
-      }
+      if (m.leftOut === 'bm25') {
+        // Its counts and the candidate's length, as FTS5 counts them (the token texts).
+        const length = tokenCount(a) + tokenCount(b) + tokenCount(e);
+        for (const i of rest) {
+          const t = tokens[i]!;
+          const tf: FieldCounts = [countTokens(a, t), countTokens(b, t), countTokens(e, t)];
+          score += leftOutScore(tf, idf[i]!, m, length, stats);
+        }
+      } else
+        for (const i of rest) {
+          // Only the heaviest field holding the term counts: look no further once found.
+          const f = order.find((x) => hasTokens(fields[x]!, tokens[i]!));
+          if (f !== undefined) score += leftOutScore(FOUND[f]!, idf[i]!, m, 0, stats);
+        }
       return { rowid, id, rev, score };
     });
     scored.sort(byScore);

@@ -38,7 +38,9 @@ describe('the npm package', () => {
     const bundle = fs.readFileSync(path.join(REPO, 'dist', 'mneme.cjs'), 'utf8');
     const builtins = new Set(builtinModules);
     const required = new Set(
-      [...bundle.matchAll(/\brequire\("([^"./][^"]*)"\)/g)]
+      // Plain requires, and the createRequire functions esbuild renames (require2, lazy) that load
+      // a module on first use.
+      [...bundle.matchAll(/\b(?:require\d*|lazy)\("([^"./][^"]*)"\)/g)]
         .map((m) => m[1]!)
         .filter((name) => !name.startsWith('node:') && !builtins.has(name))
         .map((name) =>

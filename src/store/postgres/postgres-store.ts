@@ -383,6 +383,14 @@ export class PostgresStore implements Store {
     return report;
   }
 
+  async finishPurge(id: string): Promise<string[]> {
+    await this.withWriteLock(async () => {
+      await rederiveLineages(this.tx.getStore()!, this.tenant, undefined, [id]);
+      this.afterCommit.push(() => vacuumAfterPurge(this.pool));
+    });
+    return ['table:memories', 'table:revisions'];
+  }
+
   async purgeSecret(create: boolean): Promise<string | null> {
     return purgeSecretRow(this.db, this.tenant, create);
   }

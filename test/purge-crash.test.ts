@@ -8,11 +8,16 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import pg from 'pg';
 import { SchemaRegistry } from '../src/core/schema.js';
 import { Engine } from '../src/engine/engine.js';
 import { FileStore } from '../src/store/files/file-store.js';
+import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { HUMAN, testClock, tmpDir } from './helpers.js';
+import { pgSkipReason, throwawayDb } from './pg-fixtures.js';
 import { CRASH_BINDING, PURGE_POINTS, killPurge } from './reliability/kill.js';
+
+const pgSkip = await pgSkipReason();
 
 const SECRET = 'Xv9plumbrite5531Kq';
 const ALSO = 'hunter-Wq83kz';
@@ -175,3 +180,67 @@ describe('a purge killed inside it', () => {
     }
   });
 });
+
+describe('a Postgres purge whose VACUUM a crash cut off', { skip: pgSkip ?? false }, () => {
+  it('is vacuumed by the next write of the next process; the mark is cleared', async () => {
+    const db = await throwawayDb(['acme']);
+    const stat = async () => {
+      const c = new pg.Client({ connectionString: db.url });
+      await c.connect();
+      try {
+        const { rows } = await c.query<{ n: number; due: boolean | null }>(
+          `SELECT (SELECT vacuum_count + autovacuum_count FROM pg_stat_user_tables
+                    WHERE relname = 'revisions')::int AS n,
+                  (SELECT vacuum_due FROM purge_secrets WHERE tenant_id = 'acme') AS due`,
+        );
+        return rows[0]!;
+      } finally {
+        await c.end();
+      }
+    };
+    const openPg = async () => {
+      const store = await PostgresStore.open(db.url, { tenant: 'acme' });
+      const engine = new Engine({
+        store,
+        clock: testClock(),
+        registry: new SchemaRegistry(),
+        binding: CRASH_BINDING,
+        surface: 'human',
+      });
+      return { store, engine };
+    };
+    try {
+      let { engine } = await openPg();
+      const [a] = await engine.apply(
+        [{ op: 'remember', type: 'fact', abstract: ABSTRACT, body: BODY }],
+        HUMAN,
+      );
+      await engine.purge({ id: a!.id, reason: 'leaked credential' }, HUMAN);
+      await engine.close();
+      // Does: a purge that finished clears its mark.
+      assert.equal((await stat()).due, false);
+      // What a kill between the purge's COMMIT and its VACUUM leaves: the mark set.
+      await admin(db.url, "UPDATE purge_secrets SET vacuum_due = true WHERE tenant_id = 'acme'");
+      const before = await stat();
+      assert.equal(before.due, true);
+      ({ engine } = await openPg());
+      await engine.apply([{ op: 'remember', type: 'fact', abstract: NEIGHBOUR }], HUMAN);
+      await engine.close();
+      const after = await stat();
+      assert.equal(after.due, false);
+      assert.ok(after.n > before.n, `vacuumed: ${before.n} -> ${after.n}`);
+    } finally {
+      await db.drop();
+    }
+  });
+});
+
+async function admin(url: string, sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}

@@ -233,6 +233,11 @@ CREATE TABLE purge_secrets(
   created_at timestamptz NOT NULL DEFAULT now()
 );
 `,
+  // 6: a purge committed whose VACUUM has not run yet (set in the purge's transaction, cleared
+  // once the vacuum is done): a crash in between leaves it set, and the next write vacuums.
+  `
+ALTER TABLE purge_secrets ADD COLUMN vacuum_due boolean NOT NULL DEFAULT false;
+`,
 ];
 
 /** Work a migration needs done in code, in its transaction, after its SQL (by version). */

@@ -276,6 +276,19 @@ describe('HTTP API (loopback, local user)', () => {
       '/api/health',
     ])
       assert.ok(doc.paths[p], `documents ${p}`);
+    // Every route the API serves is documented (the purge route's 403 among them), but the
+    // document itself.
+    const undocumented = f.app.routes
+      .filter((r) => r.path.startsWith('/api/') && r.method !== 'ALL')
+      .filter((r) => r.path !== '/api/openapi.json')
+      .map((r) => ({
+        method: r.method.toLowerCase(),
+        path: r.path.replace(/:(\w+)(\{[^}]*\})?/g, '{$1}'),
+      }))
+      .filter((r) => !doc.paths[r.path]?.[r.method])
+      .map((r) => `${r.method} ${r.path}`);
+    assert.deepEqual(undocumented, []);
+    assert.ok(doc.paths['/api/memories/{id}/purge'].post.responses['403']);
     const file = path.join(ROOT, 'docs', 'api.md');
     const config = (await prettier.resolveConfig(file)) ?? {};
     const expected = await prettier.format(renderApiMarkdown(), { ...config, filepath: file });

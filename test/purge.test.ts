@@ -6,11 +6,13 @@
 // HTTP, the distiller restating it, an older bundle); rebuild, sleep and fsck do not bring it
 // back; an agent surface cannot purge. Each "not" is paired with its "does" before the purge.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pg from 'pg';
 import { openStore } from '../src/surfaces/compose.js';
 import { startServer } from '../src/surfaces/http/server.js';
@@ -421,6 +423,125 @@ function suite(kind: 'files' | 'postgres') {
             assert.equal(f.json<{ abstract: string }>(['read', neighbour]).abstract, NEIGHBOUR);
           } finally {
             await server.close();
+          }
+        });
+
+      if (kind === 'postgres')
+        it('mneme serve --db (a token, the tenant): every memory route and MCP over HTTP serve nothing of it', async () => {
+          const status = f.json<{ project: string }>(['status']);
+          const project = status.project;
+          const token = f.cli(['token', 'create', '--project', project]);
+          assert.equal(token.code, 0, token.stderr);
+          const bearer = { authorization: `Bearer ${token.stdout.trim()}` };
+          const server = spawn(
+            process.execPath,
+            [BIN, '--db', f.db!.url, 'serve', '--host', '127.0.0.1', '--port', '0'],
+            { env: { ...f.w.env, ...f.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+          );
+          try {
+            const url = await new Promise<string>((resolve, reject) => {
+              let out = '';
+              server.stdout.on('data', (d: Buffer) => {
+                out += d.toString();
+                const m = /mneme serving (http:\/\/\S+)/.exec(out);
+                if (m) resolve(m[1]!);
+              });
+              server.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
+            });
+            const get = async (p: string) => {
+              const r = await fetch(`${url}${p}${p.includes('?') ? '&' : '?'}project=${project}`, {
+                headers: bearer,
+              });
+              return { status: r.status, body: await r.text() };
+            };
+            // Does: the token reads the tenant, and the neighbour is served by recall and read.
+            const hit = await get('/api/recall?q=staging%20database%20eu-west-3');
+            assert.equal(hit.status, 200, hit.body);
+            assert.match(hit.body, new RegExp(neighbour));
+            assert.match((await get(`/api/memories/${neighbour}`)).body, /eu-west-3/);
+            assert.deepEqual(JSON.parse((await get(`/api/recall?q=${SECRET}`)).body).results, []);
+            // Does not: no memory route serves any of the value (the purged memory's own included).
+            for (const p of [
+              '/api/recall?q=staging%20database%20password',
+              `/api/memories/${id}`,
+              `/api/memories/${id}/history`,
+              `/api/memories/${id}/trace`,
+              `/api/memories/${neighbour}/trace`,
+              '/api/memories',
+              '/api/journal?limit=1000',
+              '/api/tombstones',
+              '/api/proposals',
+              '/api/projects',
+            ]) {
+              const r = await get(p);
+              assert.ok(r.status < 500, `${p}: ${r.status} ${r.body}`);
+              assert.doesNotMatch(r.body.toLowerCase(), new RegExp(SECRET.toLowerCase()), p);
+            }
+            const hist = JSON.parse((await get(`/api/memories/${id}/history`)).body) as {
+              revisions: { status: string }[];
+            };
+            assert.deepEqual(
+              hist.revisions.map((x) => x.status),
+              ['purged', 'purged'],
+            );
+            // Writing the value again is refused by the purge tombstone.
+            const post = await fetch(`${url}/api/memories?project=${project}`, {
+              method: 'POST',
+              headers: { ...bearer, 'content-type': 'application/json' },
+              body: JSON.stringify({ type: 'fact', abstract: ABSTRACT }),
+            });
+            assert.ok(post.status >= 400 && post.status < 500, String(post.status));
+            assert.match(await post.text(), /purged/);
+            // Purge is not an API call: 403, saying where to do it.
+            const purge = await fetch(`${url}/api/memories/${neighbour}/purge?project=${project}`, {
+              method: 'POST',
+              headers: { ...bearer, 'content-type': 'application/json' },
+              body: JSON.stringify({ reason: 'x' }),
+            });
+            assert.equal(purge.status, 403);
+            assert.match(await purge.text(), /mneme purge ID --reason TEXT/);
+
+            // MCP over HTTP, the same token: every read-only tool.
+            const client = new Client({ name: 'purge-http', version: '1.0.0' });
+            await client.connect(
+              new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+                requestInit: { headers: bearer },
+              }),
+            );
+            try {
+              const served = await client.callTool({
+                name: 'recall',
+                arguments: { query: 'staging database eu-west-3' },
+              });
+              assert.match(text(served), new RegExp(neighbour.toLowerCase()));
+              const { tools } = await client.listTools();
+              const called: string[] = [];
+              for (const t of tools) {
+                if (!t.annotations?.readOnlyHint) continue;
+                const props = (t.inputSchema.properties ?? {}) as Record<string, unknown>;
+                const required = t.inputSchema.required ?? [];
+                const args: Record<string, unknown> = {};
+                if ('id' in props) args.id = id;
+                if ('query' in props) args.query = 'staging database password';
+                if (required.some((k) => !(k in args))) continue;
+                const r = await client.callTool({ name: t.name, arguments: args });
+                assert.doesNotMatch(text(r), new RegExp(SECRET.toLowerCase()), t.name);
+                called.push(t.name);
+              }
+              for (const name of ['recall', 'read', 'history', 'trace'])
+                assert.ok(called.includes(name), `${name} was called: ${called.join(', ')}`);
+              const again = await client.callTool({
+                name: 'remember',
+                arguments: { type: 'fact', abstract: ABSTRACT },
+              });
+              assert.equal(again.isError, true);
+              assert.match(text(again), /purged/);
+            } finally {
+              await client.close();
+            }
+            assert.deepEqual(await f.rawScan(), []);
+          } finally {
+            server.kill();
           }
         });
     },

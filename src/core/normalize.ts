@@ -415,6 +415,9 @@ export function hashValue(keyed: Keyed, scope: string, text: string): HashedValu
   };
 }
 
+/** A token as core/purge.ts cuts a purged text's distinctive tokens (keys, passwords, ids). */
+const KEY_TOKEN = /[\p{L}\p{N}](?:[\p{L}\p{N}_.-]*[\p{L}\p{N}])?/gu;
+
 function purgedMatcher(
   tombstones: readonly Tombstone[],
   scope: string,
@@ -450,13 +453,30 @@ function purgedMatcher(
     const union = p.content.size + p.connective.size + conn.size - (shared - p.content.size);
     return shared / union >= NEAR_DUPLICATE_THRESHOLD;
   };
+  // A purged key, password or identifier (a distinctive token of the purged text, or a string
+  // the person named) written inside another text: refused wherever it stands.
+  const keyTokens = tombstones.flatMap((t) =>
+    (t.probes?.tokens ?? []).length > 0 ? [{ t, tokens: new Set(t.probes!.tokens) }] : [],
+  );
+  const holdsPurgedKey = (text: string): Tombstone | null => {
+    if (keyTokens.length === 0) return null;
+    for (const m of text.matchAll(KEY_TOKEN)) {
+      const tok = m[0];
+      if (tok.length < 8 || !/\p{L}/u.test(tok) || !/\p{N}/u.test(tok)) continue;
+      const k = h(tok.toLowerCase());
+      for (const x of keyTokens) if (x.tokens.has(k)) return x.t;
+    }
+    return null;
+  };
   return {
     value(text) {
       const a = analyse(text);
       for (const p of prepared) if (restatesHashed(p, a)) return p.t;
-      return null;
+      return holdsPurgedKey(text);
     },
     passage(text) {
+      const key = holdsPurgedKey(text);
+      if (key) return key;
       const tokens = tokenize(text);
       if (tokens.length === 0) return null;
       const pieces = splitPassage(tokens);

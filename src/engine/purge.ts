@@ -35,6 +35,8 @@ export interface PurgeInput {
 
 export interface PurgeResult {
   id: string;
+  /** A re-run on a purged memory: no new entry, the committed purge's erasure completed. */
+  finished?: boolean;
   seq: number;
   revs: number[];
   redactedEntries: number;
@@ -69,8 +71,10 @@ export async function purge(
   const also = (input.also ?? []).map((a) => a.trim()).filter((a) => a !== '');
   const store = ctx.store;
   return store.withWriteLock(async () => {
+    // Read first (a memory this binding cannot read is not found), then finish earlier purges.
+    const scope = (await loadLineage(ctx, input.id))[0]!.scope;
+    const earlier = await finishEarlier(ctx, input.id, scope);
     const lineage = await loadLineage(ctx, input.id);
-    const scope = lineage[0]!.scope;
     if (input.rev !== undefined && !lineage.some((r) => r.rev === input.rev))
       throw new MnemeError('not_found', `${input.id} has no revision ${input.rev}`, {
         hint: `its revisions are ${lineage.map((r) => r.rev).join(', ')} (see \`mneme history ${input.id}\`)`,
@@ -82,14 +86,33 @@ export async function purge(
       throw new MnemeError('invalid', 'the reason repeats the value being purged', {
         hint: 'the reason is kept in the journal: say why without the value, e.g. "leaked credential"',
       });
-    if (targets.length === 0 && also.length === 0)
-      throw new MnemeError(
-        'invalid',
-        `${input.id}${input.rev !== undefined ? ` rev ${input.rev}` : ''} is purged already`,
-        {
-          hint: `check what is left with \`mneme purge --verify ${input.id}\`; to erase a string still found, name it with --also`,
-        },
-      );
+    if (targets.length === 0 && also.length === 0) {
+      // Refused when finishing erased nothing: nothing was left, or only what the purge's own
+      // erasure cannot reach without the text (another memory, or this lineage's live revision).
+      if (!earlier || earlier.remaining.length >= earlier.left.length) {
+        const label = `${input.id}${input.rev !== undefined ? ` rev ${input.rev}` : ''}`;
+        const still = earlier?.remaining.map((o) => o.where) ?? [];
+        throw new MnemeError(
+          'invalid',
+          still.length === 0
+            ? `${label} is purged already, and nothing of it is left`
+            : `${label} is purged already; what is still found (${[...new Set(still)].join(', ')}) is not text this purge erased`,
+          {
+            hint: `check with \`mneme purge --verify ${input.id}\`; to erase a string still found, purge the memory holding it or name the string with --also`,
+          },
+        );
+      }
+      return {
+        id: input.id,
+        finished: true,
+        seq: earlier.seq,
+        revs: [],
+        redactedEntries: 0,
+        places: earlier.places,
+        remaining: earlier.remaining,
+        cannotReach: PURGE_CANNOT_REACH,
+      };
+    }
     const at = ctx.clock().toISOString();
     const secret = await store.purgeSecret(true);
     if (!secret) throw new MnemeError('internal', 'the store could not create its purge secret');
@@ -132,6 +155,31 @@ export async function purge(
       cannotReach: PURGE_CANNOT_REACH,
     };
   });
+}
+
+/**
+ * `mneme purge ID` again on a purged memory: what its committed purges left (a crash after the
+ * entry, an index or database not yet compacted) is erased first, with no new journal entry.
+ * (The files store's recovery has already redone a crashed purge's erasure from its redo record
+ * before this runs, under the same lock.) Null when the memory was never purged.
+ */
+async function finishEarlier(
+  ctx: EngineContext,
+  id: string,
+  scope: string,
+): Promise<{ seq: number; left: Occurrence[]; places: string[]; remaining: Occurrence[] } | null> {
+  const entries = await ctx.store.journal({ id, op: PURGE_OP });
+  const last = entries[entries.length - 1];
+  const secret = await ctx.store.purgeSecret(false);
+  if (!last || !secret) return null;
+  const keyed = keyedHash(secret);
+  const tombstones = (await ctx.store.tombstones([scope])).filter(
+    (t) => t.kind === 'purged' && t.memory === id,
+  );
+  const left = await occurrences(ctx, tombstones, keyed);
+  if (left.length === 0) return { seq: last.seq ?? 0, left, places: [], remaining: [] };
+  const places = await ctx.store.finishPurge(id);
+  return { seq: last.seq ?? 0, left, places, remaining: await occurrences(ctx, tombstones, keyed) };
 }
 
 async function occurrences(

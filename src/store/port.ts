@@ -399,6 +399,12 @@ export interface Store {
    */
   purge(req: PurgeRequest): Promise<PurgeReport>;
   /**
+   * A purged memory's erasure completed where no clear text is needed (a re-run `mneme purge`):
+   * its rows re-derived from the skeletons and the old bytes compacted away (files: secure
+   * delete, FTS merge, VACUUM, checkpoint; Postgres: VACUUM). Returns the places it touched.
+   */
+  finishPurge(id: string): Promise<string[]>;
+  /**
    * The store's purge secret (the key of every purge tombstone's hashes), kept apart from the
    * journal and never exported: null when none exists and `create` is false.
    */

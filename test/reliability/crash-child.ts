@@ -1,7 +1,7 @@
 // The process the crash suite kills: it writes to a store through the real engine and, when
 // MNEME_CRASH_POINT names a fault point, SIGKILLs itself the MNEME_CRASH_AT-th time that point is
 // reached — no cleanup, no finally blocks, exactly what a host killing a hook does.
-// `node crash-child.js <write|rebuild|distill> <store> <tag> <count>`; every acknowledged write
+// `node crash-child.js <write|rebuild|distill|purge> <store> <tag> <count|id>`; every acknowledged write
 // is appended to <store>/../acks-<tag>.log before the next one starts.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -85,6 +85,15 @@ if (mode === 'write') {
     limits: { ...DISTILL_DEFAULTS, maxRunsPerHour: 1_000_000 },
   });
   for (const a of report.applied) ack(`ok ${a.id} ${a.rev} -`);
+} else if (mode === 'purge') {
+  // A person's purge of memory <count> (an id here), killed at a point inside it; the redo
+  // record must let recovery finish the erasure. MNEME_PURGE_ALSO names a further string.
+  const also = process.env.MNEME_PURGE_ALSO;
+  const r = await engine.purge(
+    { id: countText!, reason: 'leaked credential', ...(also ? { also: [also] } : {}) },
+    { kind: 'human', surface: 'cli' },
+  );
+  ack(`purged ${r.id} ${r.seq}`);
 } else if (mode === 'read') {
   // A reader looping recall while others write: every served revision must exist in its
   // lineage as the lineage's active head at some point — never a torn, half-written state.

@@ -23,6 +23,18 @@ export const COMMIT_POINTS = [
   'after-index',
 ] as const;
 
+/** The fault points inside a purge (store/files/purge-files.ts), the commit point among them. */
+export const PURGE_POINTS = [
+  'purge-after-pending',
+  'after-intent',
+  'after-journal',
+  'purge-after-journal',
+  'purge-after-journal-rewrite',
+  'purge-after-files',
+  'purge-after-revisions',
+  'after-index',
+] as const;
+
 export type KillMode = 'write' | 'rebuild' | 'distill' | 'timed';
 
 export interface KillPoint {
@@ -84,6 +96,28 @@ function runChild(
       resolve({ code, signal, stderr });
     });
   });
+}
+
+/**
+ * Kills a child purging memory `id` of the store at `point`: the exit it had, and what it left.
+ * The caller opens the store afterwards (recovery) and checks the erasure.
+ */
+export async function killPurge(
+  store: string,
+  id: string,
+  point: string,
+  also?: string,
+): Promise<{ killed: boolean; code: number | null; stderr: string; pending: boolean }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, MNEME_CRASH_POINT: point, MNEME_CRASH_AT: '1' };
+  if (also) env.MNEME_PURGE_ALSO = also;
+  else delete env.MNEME_PURGE_ALSO;
+  const r = await runChild(['purge', store, `purge-${point}`, id], env);
+  return {
+    killed: r.signal === 'SIGKILL',
+    code: r.code,
+    stderr: r.stderr,
+    pending: fs.existsSync(path.join(store, '.state', 'purge.json')),
+  };
 }
 
 /** Runs the points in order against one store that accumulates state (crashes on crashes). */

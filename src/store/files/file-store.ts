@@ -58,7 +58,7 @@ import { Layout } from './layout.js';
 import { journaledRevisions } from './lineage-files.js';
 import { withFileLock } from './lock.js';
 import type { FileParts } from './parts.js';
-import { purgeLocked, purgeSecretFile, scanFiles } from './purge-files.js';
+import { purgeLocked, purgeSecretFile, resecurePurged, scanFiles } from './purge-files.js';
 import { rebuildIndex, reindexLineages } from './rebuild.js';
 import { needsFullRebuild, needsRecovery, recoverLocked } from './recovery.js';
 import { appendUsage, readUsage } from './usage-log.js';
@@ -393,6 +393,10 @@ export class FileStore implements Store {
 
   async purge(req: PurgeRequest): Promise<PurgeReport> {
     return this.withWriteLock(async () => purgeLocked(this.parts, req, this.markBehind));
+  }
+
+  async finishPurge(id: string): Promise<string[]> {
+    return this.withWriteLock(async () => resecurePurged(this.parts, id));
   }
 
   async purgeSecret(create: boolean): Promise<string | null> {

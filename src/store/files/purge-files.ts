@@ -11,16 +11,17 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { JournalEntry } from '../../core/journal.js';
+import { PURGE_OP, type JournalEntry } from '../../core/journal.js';
 import { deriveLineage } from '../../core/lineage.js';
 import { serializeRevision } from '../../core/markdown.js';
 import { eraseJsonText, eraser, newPurgeSecret, redactedEntries } from '../../core/purge.js';
 import { chainRefused } from '../journal-guard.js';
 import { vouchingBody } from '../purge-body.js';
+import type { Revision } from '../../core/types.js';
 import type { PurgeReport, PurgeRequest, ScanPlace } from '../port.js';
 import { readIfExists, writeFileAtomic } from './atomic.js';
 import { commitLocked } from './commit.js';
-import { walk } from './dirs.js';
+import { removeStrayTemps, walk } from './dirs.js';
 import { findCurrentFilesFor, readLineageFiles } from './lineage-files.js';
 import type { FileParts } from './parts.js';
 
@@ -44,27 +45,108 @@ export function purgeSecretFile(root: string, create: boolean): string | null {
   return read();
 }
 
+/**
+ * The redo record of a purge (.state/purge.json): written before the purge entry, removed once
+ * the erasure is done. It holds the needles in clear for as long as the value is still in the
+ * store anyway, so a crash after the commit point leaves recovery what it needs to finish.
+ */
+export interface PendingPurge {
+  seq: number;
+  id: string;
+  needles: string[];
+  skeletons: Revision[];
+}
+
+export const pendingPurgeFile = (p: FileParts) => path.join(p.layout.stateDir, 'purge.json');
+
 export function purgeLocked(p: FileParts, req: PurgeRequest, markBehind: () => void): PurgeReport {
   const health = p.journalFiles.check(p.hasData);
   if (!health.ok) throw chainRefused(health.firstBad);
   const e = eraser(req.needles);
-  const root = p.layout.root;
   const rewritten = redactedEntries(p.journalFiles.all(), e);
   const body = vouchingBody(req.body, rewritten);
-  const before = p.index.lineage(req.id);
-  const entry = commitLocked(
-    p,
-    { body, revision: null, tombstone: { arm: req.tombstone } },
-    markBehind,
-  );
+  const pending: PendingPurge = {
+    seq: p.journalFiles.head().seq + 1,
+    id: req.id,
+    needles: req.needles,
+    skeletons: req.skeletons,
+  };
+  writeFileAtomic(pendingPurgeFile(p), JSON.stringify(pending), p.durable);
+  p.fault('purge-after-pending');
+  let entry: JournalEntry;
+  try {
+    entry = commitLocked(
+      p,
+      { body, revision: null, tombstone: { arm: req.tombstone } },
+      markBehind,
+    );
+  } catch (err) {
+    // Not committed: the purge did not happen, and its redo record goes with it.
+    if (p.journalFiles.head().seq < pending.seq) fs.rmSync(pendingPurgeFile(p), { force: true });
+    throw err;
+  }
+  p.fault('purge-after-journal');
+  // The purge entry is the commit point (invariant 13): what follows is the store's to finish,
+  // here or by recovery (finishPendingPurge) after a crash.
+  const places = erasePurged(p, pending);
+  fs.rmSync(pendingPurgeFile(p), { force: true });
+  return { entry, redactedEntries: [...rewritten.keys()], places };
+}
+
+/**
+ * Recovery's half (under the lock, after the intent is resolved): a purge whose redo record is
+ * left is finished if its entry committed, and forgotten if not. Idempotent.
+ */
+export function finishPendingPurge(p: FileParts): boolean {
+  const file = pendingPurgeFile(p);
+  const text = readIfExists(file);
+  if (text === null) return false;
+  removeStrayTemps(p.layout.stateDir);
+  let pending: PendingPurge | null = null;
+  try {
+    pending = JSON.parse(text) as PendingPurge;
+  } catch {
+    pending = null; // torn before its rename landed: never written, so never committed
+  }
+  if (pending) {
+    const e = p.journalFiles.all().find((x) => x.seq === pending!.seq);
+    if (e && e.op === PURGE_OP && e.target?.id === pending.id) erasePurged(p, pending);
+  }
+  fs.rmSync(file, { force: true });
+  return true;
+}
+
+/** A purged memory's index rows re-derived and the old bytes compacted away (a re-run purge). */
+export function resecurePurged(p: FileParts, id: string): string[] {
+  const lineage = readLineageFiles(p.layout, id) ?? [];
+  const places: string[] = [];
+  if (lineage[lineage.length - 1]?.status === 'purged')
+    for (const f of findCurrentFilesFor(p.layout, id)) {
+      fs.rmSync(f, { force: true });
+      places.push(path.relative(p.layout.root, f));
+    }
+  secureIndex(p, id, lineage.length > 0 ? deriveLineage(lineage) : null, new Map());
+  return [...places, path.relative(p.layout.root, p.layout.indexFile)];
+}
+
+/** Erases a committed purge's needles from every place; safe to run again on what it did. */
+function erasePurged(p: FileParts, pending: PendingPurge): string[] {
+  const e = eraser(pending.needles);
+  const root = p.layout.root;
   const places: string[] = [];
   const rel = (f: string) => path.relative(root, f);
 
-  // 1. The journal lines, each keeping its hash (the purge entry vouches for the new content).
+  // 1. The journal lines before the purge entry, each keeping its hash (the purge entry vouches
+  //    for the new content; what is already rewritten holds no needle and stays as it is).
+  const rewritten = redactedEntries(
+    p.journalFiles.all().filter((x) => x.seq < pending.seq),
+    e,
+  );
   p.journalFiles.rewriteEntries(rewritten);
+  p.fault('purge-after-journal-rewrite');
 
   // 2. tombstones.jsonl: a value tombstone of the purged value goes (and any lift of it); the
-  //    purge tombstone, appended by the commit above, holds the same guard as keyed hashes.
+  //    purge tombstone, appended by the commit, holds the same guard as keyed hashes.
   const tombText = readIfExists(p.layout.tombstonesFile);
   if (tombText !== null) {
     const lines = tombText.split('\n');
@@ -77,7 +159,11 @@ export function purgeLocked(p: FileParts, req: PurgeRequest, markBehind: () => v
           key?: string;
           memory?: string;
         };
-        if (ev.event === 'arm' && ev.kind !== 'purged' && (e.holds(line) || ev.memory === req.id))
+        if (
+          ev.event === 'arm' &&
+          ev.kind !== 'purged' &&
+          (e.holds(line) || ev.memory === pending.id)
+        )
           dropKeys.add(String(ev.key));
       } catch {
         /* a torn line */
@@ -103,6 +189,7 @@ export function purgeLocked(p: FileParts, req: PurgeRequest, markBehind: () => v
     p.layout.tombstonesFile,
     p.layout.lockFile,
     p.layout.intentFile,
+    pendingPurgeFile(p),
     path.join(root, SECRET_FILE),
   ]);
   walk(root, (file) => {
@@ -126,29 +213,27 @@ export function purgeLocked(p: FileParts, req: PurgeRequest, markBehind: () => v
       places.push(r);
     }
   });
+  p.fault('purge-after-files');
 
-  // 4. The purged revisions: their skeletons; the current file goes if the current one is purged.
-  for (const s of req.skeletons) {
+  // 4. The purged revisions: their skeletons; the current file goes if the current one is purged
+  //    (found by the lineage id it holds, so a crash after its rename leaves none behind).
+  for (const s of pending.skeletons) {
     writeFileAtomic(p.layout.historyFile(s.id, s.rev), serializeRevision(s), p.durable);
     places.push(rel(p.layout.historyFile(s.id, s.rev)));
   }
-  const lineage = readLineageFiles(p.layout, req.id) ?? [];
+  p.fault('purge-after-revisions');
+  const lineage = readLineageFiles(p.layout, pending.id) ?? [];
   const last = lineage[lineage.length - 1];
   if (last && last.status === 'purged')
-    for (const f of findCurrentFilesFor(p.layout, req.id)) {
+    for (const f of findCurrentFilesFor(p.layout, pending.id)) {
       fs.rmSync(f, { force: true });
       places.push(rel(f));
     }
-  if (before) {
-    const prev = before[before.length - 1]!;
-    const old = p.layout.currentFile(prev.scope, prev.type, prev.slug);
-    if (last?.status === 'purged') fs.rmSync(old, { force: true });
-  }
 
   // 5. The index: rows re-derived, the old bytes overwritten and compacted away.
-  secureIndex(p, req.id, lineage.length > 0 ? deriveLineage(lineage) : null, rewritten);
+  secureIndex(p, pending.id, lineage.length > 0 ? deriveLineage(lineage) : null, rewritten);
   places.push(rel(p.layout.indexFile));
-  return { entry, redactedEntries: [...rewritten.keys()], places };
+  return places;
 }
 
 function secureIndex(

@@ -16,6 +16,7 @@ import {
   writeCurrentFile,
 } from './lineage-files.js';
 import type { FileParts } from './parts.js';
+import { finishPendingPurge, pendingPurgeFile } from './purge-files.js';
 import { applyWeightPasses, rebuildIndex, reindexLineages } from './rebuild.js';
 
 export interface Intent {
@@ -32,6 +33,7 @@ export interface Intent {
 
 export function needsRecovery(p: FileParts): boolean {
   if (fs.existsSync(p.layout.intentFile)) return true;
+  if (fs.existsSync(pendingPurgeFile(p))) return true;
   if (!p.index.schemaOk) return true;
   // A torn last line must go before the next append, or that append would be glued to it.
   if (p.journalFiles.hasTornTail()) return true;
@@ -73,15 +75,11 @@ export function recoverLocked(p: FileParts): void {
     if (intent) resolveIntent(p, intent, head.seq);
     fs.rmSync(p.layout.intentFile, { force: true });
   }
-  if (!p.index.schemaOk) {
-    rebuildIndex(p);
-    return;
-  }
-  if (p.index.journalSeq < head.seq) {
-    catchUpIndex(p, p.index.journalSeq);
-  } else if (p.index.journalSeq > head.seq) {
-    rebuildIndex(p);
-  }
+  if (!p.index.schemaOk) rebuildIndex(p);
+  else if (p.index.journalSeq < head.seq) catchUpIndex(p, p.index.journalSeq);
+  else if (p.index.journalSeq > head.seq) rebuildIndex(p);
+  // A purge whose entry committed is finished (its erasure redone), one that did not, forgotten.
+  finishPendingPurge(p);
 }
 
 export function resolveIntent(p: FileParts, intent: Intent, headSeq: number): void {

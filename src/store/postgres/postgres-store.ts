@@ -52,7 +52,7 @@ import {
 import * as derived from './derived-rows.js';
 import { integrityFindings } from './integrity-rows.js';
 import { rederiveLineages } from './lineage-rows.js';
-import { purgeIn, purgeSecretRow, scanRows, vacuumAfterPurge } from './purge-rows.js';
+import { purgeIn, purgeSecretRow, scanRows, vacuumAfterPurge, vacuumDue } from './purge-rows.js';
 import * as reads from './reads.js';
 import { migrate } from './schema.js';
 import { SessionRows } from './session-rows.js';
@@ -164,6 +164,14 @@ export class PostgresStore implements Store {
     await prior.catch(() => {});
     try {
       const out = await this.inTransaction(fn);
+      // The first write of this instance also finishes a purge whose VACUUM a crash cut off.
+      if (!this.vacuumChecked) {
+        this.vacuumChecked = true;
+        this.afterCommit.push(async () => {
+          if (await vacuumDue(this.pool, this.tenant))
+            await vacuumAfterPurge(this.pool, this.tenant);
+        });
+      }
       for (const f of this.afterCommit.splice(0)) await f().catch(() => {});
       return out;
     } finally {
@@ -174,6 +182,8 @@ export class PostgresStore implements Store {
 
   /** Work that must run outside the write transaction, once it committed (a purge's VACUUM). */
   private readonly afterCommit: (() => Promise<void>)[] = [];
+  /** Whether this instance looked for a purge's VACUUM left undone (on its first write). */
+  private vacuumChecked = false;
 
   private async inTransaction<T>(fn: () => Promise<T>): Promise<T> {
     let client: pg.PoolClient;
@@ -380,8 +390,16 @@ export class PostgresStore implements Store {
       }
     });
     // Once the transaction commits, the old row versions are vacuumed away.
-    this.afterCommit.push(() => vacuumAfterPurge(this.pool));
+    this.afterCommit.push(() => vacuumAfterPurge(this.pool, this.tenant));
     return report;
+  }
+
+  async finishPurge(id: string): Promise<string[]> {
+    await this.withWriteLock(async () => {
+      await rederiveLineages(this.tx.getStore()!, this.tenant, undefined, [id]);
+      this.afterCommit.push(() => vacuumAfterPurge(this.pool, this.tenant));
+    });
+    return ['table:memories', 'table:revisions'];
   }
 
   async purgeSecret(create: boolean): Promise<string | null> {

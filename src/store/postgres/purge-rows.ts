@@ -109,11 +109,17 @@ export async function purgeIn(
       places.add(`table:${table}`);
     }
   }
+  // Until the VACUUM after the commit is done, the old row versions are still on disk.
+  await c.query('UPDATE purge_secrets SET vacuum_due = true WHERE tenant_id = $1', [t]);
   return { entry, redactedEntries: [...rewritten.keys()], places: [...places] };
 }
 
-/** Dead row versions the purge left: vacuumed (outside the transaction; best effort). */
-export async function vacuumAfterPurge(db: Pick<pg.Pool, 'query'>): Promise<void> {
+/**
+ * Dead row versions the purge left: vacuumed (outside the transaction), then the tenant's
+ * vacuum_due mark cleared — left set if a VACUUM failed, so the next write tries again.
+ */
+export async function vacuumAfterPurge(db: Pick<pg.Pool, 'query'>, t: string): Promise<void> {
+  let ok = true;
   for (const table of [
     'journal',
     'revisions',
@@ -121,7 +127,17 @@ export async function vacuumAfterPurge(db: Pick<pg.Pool, 'query'>): Promise<void
     'tombstone_events',
     ...TEXT_TABLES.map(([x]) => x),
   ])
-    await db.query(`VACUUM ${table}`).catch(() => {});
+    await db.query(`VACUUM ${table}`).catch(() => (ok = false));
+  if (ok) await db.query('UPDATE purge_secrets SET vacuum_due = false WHERE tenant_id = $1', [t]);
+}
+
+/** Whether a committed purge of this tenant still waits for its VACUUM (a crash after COMMIT). */
+export async function vacuumDue(db: Pick<pg.Pool, 'query'>, t: string): Promise<boolean> {
+  const { rows } = await db.query<{ due: boolean }>(
+    'SELECT vacuum_due AS due FROM purge_secrets WHERE tenant_id = $1',
+    [t],
+  );
+  return rows[0]?.due === true;
 }
 
 export async function purgeSecretRow(

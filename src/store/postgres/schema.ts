@@ -225,12 +225,15 @@ CREATE INDEX revisions_tsv ON revisions USING gin(tsv);
 CREATE INDEX revisions_tokens ON revisions(tenant_id) INCLUDE (fts_len);
 `,
   // 5: each tenant's purge secret (the key of its purge tombstones' hashes, core/purge.ts):
-  // kept apart from the journal and never exported.
+  // kept apart from the journal and never exported. `vacuum_due`: a purge committed whose
+  // VACUUM has not run yet (set in the purge's transaction, cleared once the vacuum is done):
+  // a crash in between leaves it set, and the next write vacuums.
   `
 CREATE TABLE purge_secrets(
   tenant_id text COLLATE "C" PRIMARY KEY REFERENCES tenants(name),
   secret text NOT NULL,
-  created_at timestamptz NOT NULL DEFAULT now()
+  created_at timestamptz NOT NULL DEFAULT now(),
+  vacuum_due boolean NOT NULL DEFAULT false
 );
 `,
   // 6: governance. A tenant can be disabled; a token has a public id (what `token list` shows

@@ -88,7 +88,9 @@ export function registerPurge(c: CliContext): void {
         );
         c.out(r, () =>
           [
-            `purged ${r.id} rev ${r.revs.join(', ')} (journal entry #${r.seq}; ${r.redactedEntries} earlier entr${r.redactedEntries === 1 ? 'y' : 'ies'} rewritten and vouched for)`,
+            r.finished
+              ? `${r.id} was purged already (journal entry #${r.seq}): finished erasing what that purge left`
+              : `purged ${r.id} rev ${r.revs.join(', ')} (journal entry #${r.seq}; ${r.redactedEntries} earlier entr${r.redactedEntries === 1 ? 'y' : 'ies'} rewritten and vouched for)`,
             `erased from: ${r.places.join(', ')}`,
             r.remaining.length === 0
               ? 'verify: no file or row of the store holds the purged text any more'

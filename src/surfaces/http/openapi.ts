@@ -221,6 +221,20 @@ const paths: Record<string, Record<string, Operation>> = {
       responses: { '200': json(ref('ApplyResult'), 'Retracted'), ...errors },
     },
   },
+  '/api/memories/{id}/purge': {
+    post: {
+      operationId: 'purge',
+      summary:
+        'Always refused (403): purging erases a value from every byte of the store and is a person’s decision in a terminal, `mneme purge ID --reason TEXT`, never an API call',
+      parameters: [idParam, project],
+      responses: {
+        '403': json(
+          ref('Error'),
+          'refused: purging is not possible over the API; the hint says where to do it',
+        ),
+      },
+    },
+  },
   '/api/memories/{id}/link': {
     post: {
       operationId: 'link',

@@ -10,8 +10,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startFakeModel, type FakeModel, type Recorded } from './fake-model-api.js';
-import { FAKE_EXECUTOR, REPO } from './hook-helpers.js';
+import {
+  distillerRequest,
+  requestSession,
+  startFakeModel,
+  type Brain,
+  type FakeModel,
+  type Recorded,
+} from './fake-model-api.js';
+import { REPO } from './hook-helpers.js';
 
 const HOSTS = process.env.MNEME_E2E_HOSTS ?? '';
 const bin = (name: string) => path.join(HOSTS, 'node_modules', '.bin', name);
@@ -39,11 +46,40 @@ let tmp: string;
 let home: string;
 let repo: string;
 let otherRepo: string;
-let fakeDir: string;
 let model: FakeModel;
 let env: NodeJS.ProcessEnv;
 let memId = '';
 let constraintId = '';
+/** The user's sessions whose distillation is checked: the Codex patch, the Claude Code Write. */
+let codexSession = '';
+let claudeSession = '';
+
+/** What the distiller learns from each user session (one lesson), found by its prompt. */
+const LESSONS = [
+  { prompt: 'add an invoice total', lesson: 'The invoice total lives in src/billing/invoice.ts' },
+  {
+    prompt: 'write the billing total',
+    lesson: 'The billing total in cents lives in src/billing/total.ts',
+  },
+];
+/**
+ * The model as the test scripts it: a distiller's request (either wire) is answered with
+ * operation lines — one lesson for a session whose excerpt holds its user's prompt, else a skip —
+ * whatever the current test's brain says to the user's sessions. The distiller runs detached,
+ * so its request can arrive while a later test is talking to the hosts.
+ */
+function think(brain: Brain): void {
+  model.brain = (body, wire) => {
+    const text = distillerRequest(body);
+    if (text === null) return brain(body, wire);
+    const hit = LESSONS.find((l) => text.includes(`user: ${l.prompt}`));
+    return {
+      text: hit
+        ? `${JSON.stringify({ op: 'new', type: 'lesson', abstract: hit.lesson, evidence: [[1, 1]] })}\n`
+        : '{"op":"skip","reason":"nothing durable"}\n',
+    };
+  };
+}
 
 interface HookLine {
   event: string;
@@ -107,9 +143,12 @@ const claude = (prompt: string, cwd: string) =>
 const codex = (prompt: string, cwd: string) =>
   host(bin('codex'), ['exec', '--json', '--sandbox', 'danger-full-access', prompt], cwd);
 
-/** Every request the fake model got since `from`, as JSON text, for "does the model see it". */
+/**
+ * Every request of the user's sessions the fake model got since `from` (not the detached
+ * distiller's, which may arrive meanwhile), for "does the model see it".
+ */
 const seen = (from: number, wire: Recorded['wire']) =>
-  model.requests.slice(from).filter((r) => r.wire === wire);
+  model.requests.slice(from).filter((r) => r.wire === wire && distillerRequest(r.body) === null);
 
 function gitRepo(dir: string, remote: string) {
   fs.mkdirSync(dir, { recursive: true });
@@ -183,16 +222,19 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
     home = path.join(tmp, 'home');
     repo = path.join(tmp, 'alpha');
     otherRepo = path.join(tmp, 'beta');
-    fakeDir = path.join(tmp, 'executor');
-    fs.mkdirSync(fakeDir, { recursive: true });
     fs.mkdirSync(path.join(home, '.codex'), { recursive: true });
     gitRepo(repo, REMOTE);
     gitRepo(otherRepo, 'https://example.com/acme/beta.git');
     model = await startFakeModel();
     env = {
-      PATH: [path.join(PREFIX, 'bin'), path.dirname(process.execPath), '/usr/bin', '/bin'].join(
-        path.delimiter,
-      ),
+      // The hosts' own bin folder too: the distiller runs `claude -p` and `codex exec` by name.
+      PATH: [
+        path.join(PREFIX, 'bin'),
+        path.join(HOSTS, 'node_modules', '.bin'),
+        path.dirname(process.execPath),
+        '/usr/bin',
+        '/bin',
+      ].join(path.delimiter),
       HOME: home,
       LANG: 'C.UTF-8',
       // npx finds the global install here, as it does for a user's `npm install -g`.
@@ -207,8 +249,6 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
       DISABLE_ERROR_REPORTING: '1',
       // Codex: the provider below reads its key from here.
       FAKE_MODEL_KEY: 'fake',
-      // The distiller's command executor (test/fixtures/fake-executor.mjs) writes here.
-      FAKE_DIR: fakeDir,
     };
     // Codex's model is the fake, spoken to over the Responses API. The model name is one Codex
     // knows, so it offers the tools it gives that model (apply_patch among them).
@@ -231,14 +271,32 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
         '',
       ].join('\n'),
     );
-    // The distiller runs a command executor in this test, for both hosts.
-    fs.mkdirSync(path.join(home, '.mneme'), { recursive: true });
-    fs.writeFileSync(
-      path.join(home, '.mneme', 'config.toml'),
-      `[distill]\nexecutor = "command"\ncommand = ${JSON.stringify(`${process.execPath} ${FAKE_EXECUTOR}`)}\n`,
-    );
+    // No [distill] settings: the distiller uses its default, the session's own host.
   });
   after(async () => {
+    // The detached distillers the hooks started talk to the fake model: let them finish first
+    // (bounded), or a `claude -p` would go on retrying a closed port after the test.
+    const pids = home
+      ? hookLog().flatMap(
+          (l) => /started pid (\d+)/.exec(String(l.detail?.distiller ?? ''))?.[1] ?? [],
+        )
+      : [];
+    const alive = (pid: string) => {
+      try {
+        process.kill(Number(pid), 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 300 && pids.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
+    // Each was started detached, as its own process group: end the group, executor included.
+    for (const pid of pids.filter(alive))
+      try {
+        process.kill(-Number(pid), 'SIGKILL');
+      } catch {
+        /* gone meanwhile */
+      }
     await model?.close();
     if (tmp && !process.env.MNEME_E2E_KEEP) fs.rmSync(tmp, { recursive: true, force: true });
     else if (tmp) process.stderr.write(`hosts-e2e: kept ${tmp}\n`);
@@ -271,7 +329,7 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
 
   it('Codex runs no untrusted hook, and runs them once trusted the way its review records it', async () => {
     const from = model.requests.length;
-    model.brain = () => ({ text: 'nothing to do' });
+    think(() => ({ text: 'nothing to do' }));
     const r = await codex('say hello', repo);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(seen(from, 'responses').length, 1, 'Codex asked the fake model');
@@ -296,7 +354,7 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
     // The model: find mneme's tools (Codex defers MCP tools behind tool_search), remember the
     // decision and a constraint for src/billing/**, patch a file there, then answer citing the
     // decision.
-    model.brain = (body) => {
+    think((body) => {
       const input = body.input as { type: string; output?: string }[];
       const has = (t: string) => input.some((i) => i.type === t);
       if (!has('tool_search_output'))
@@ -326,13 +384,18 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
         return { item: { type: 'custom_tool_call', name: 'apply_patch', input: patch } };
       const out = input.find((i) => i.type === 'function_call_output')!.output ?? '';
       return { text: `Patched, as ${/\[mem:[^\]]+\]/.exec(out)?.[0]} says.` };
-    };
+    });
     const r = await codex('add an invoice total', repo);
     assert.equal(r.code, 0, r.stderr);
     const events = r.stdout
       .split('\n')
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as { item?: Record<string, unknown> });
+      .map(
+        (l) =>
+          JSON.parse(l) as { type: string; thread_id?: string; item?: Record<string, unknown> },
+      );
+    codexSession = events.find((e) => e.type === 'thread.started')?.thread_id ?? '';
+    assert.ok(codexSession, 'codex exec --json names its thread');
     const calls = events
       .filter((e) => e.item?.type === 'mcp_tool_call' && e.item.status === 'completed')
       .map((e) => e.item) as {
@@ -368,7 +431,7 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
     const from = model.requests.length;
     const target = path.join(repo, 'src', 'billing', 'total.ts');
     let tools: string[] = [];
-    model.brain = (body) => {
+    think((body) => {
       const messages = body.messages as { content: unknown }[];
       tools = ((body.tools as { name: string }[] | undefined) ?? []).map((t) => t.name);
       if (!JSON.stringify(messages).includes('tool_result'))
@@ -377,9 +440,10 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
           input: { file_path: target, content: 'export const cents = 0;\n' },
         };
       return { text: `Written; rounding per [mem:${memId}].` };
-    };
+    });
     const r = await claude('write the billing total', repo);
     assert.equal(r.code, 0, r.stderr + r.stdout);
+    claudeSession = (JSON.parse(r.stdout) as { session_id: string }).session_id;
     const asked = seen(from, 'anthropic').filter((q) => Array.isArray(q.body.tools));
     assert.ok(asked.length >= 2, 'a tool call and the answer after it');
     assert.ok(asked[0]!.text.includes(DECISION), 'the first request holds the SessionStart block');
@@ -392,7 +456,7 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
 
   it('a session in a repository with another remote does not get it', async () => {
     const from = model.requests.length;
-    model.brain = () => ({ text: 'nothing here' });
+    think(() => ({ text: 'nothing here' }));
     const r = await claude('hello', otherRepo);
     assert.equal(r.code, 0, r.stderr + r.stdout);
     const asked = seen(from, 'anthropic');
@@ -401,7 +465,7 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
     assert.ok(!asked.some((q) => q.text.includes(memId)));
   });
 
-  it('Stop and SessionEnd archive each host’s session, count the citation and start the distiller, whose run fires no hooks', async () => {
+  it('Stop and SessionEnd archive each host’s session, count the citation and start the distiller', async () => {
     const log = hookLog();
     for (const host of ['codex', 'claude-code']) {
       for (const event of ['stop', 'session-end']) {
@@ -432,25 +496,119 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
     const cites = usage.filter((u) => u.kind === 'cite' && u.ids.includes(memId));
     assert.equal(cites.length, 2, 'one cite per host session that cited it');
     assert.ok(!usage.some((u) => u.kind === 'cite' && u.ids.includes(constraintId)), 'not cited');
-    // The command executor ran, with hooks disabled for anything it starts.
-    const invocations = path.join(fakeDir, 'invocations.log');
-    for (let i = 0; i < 100 && !fs.existsSync(invocations); i++)
-      await new Promise((r) => setTimeout(r, 100));
-    const runs = fs.readFileSync(invocations, 'utf8').trim().split('\n');
-    assert.ok(runs.length >= 1, 'the distiller ran its executor');
-    for (const line of runs) assert.match(line, / 1$/, `MNEME_HOOKS_DISABLED=1 in ${line}`);
-    const prompts = fs
-      .readdirSync(fakeDir)
-      .filter((f) => f.startsWith('prompt-'))
-      .map((f) => fs.readFileSync(path.join(fakeDir, f), 'utf8'))
-      .join('\n');
-    assert.ok(prompts.includes('add an invoice total'), 'the Codex session was distilled');
-    assert.ok(prompts.includes('write the billing total'), 'the Claude Code session was distilled');
   });
 
-  it.todo(
-    'the distiller follows the host: `codex exec` for a Codex session, `claude -p` for Claude Code (i16-doctor item 5 adds the per-host executor setting; assert it here at merge)',
-  );
+  it('the distiller follows the host: `codex exec` for the Codex session, `claude -p` for Claude Code; their lessons land and their own sessions leave no trace', async () => {
+    // The distiller is detached: wait (bounded) until each user session's lesson is applied.
+    const applied = () =>
+      hookLog().filter((l) => l.event === 'distill' && Number(l.detail?.applied ?? 0) > 0);
+    for (let i = 0; i < 600 && applied().length < 2; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    const distillerAsks = model.requests.filter((q) => distillerRequest(q.body) !== null);
+    const userAsks = model.requests.filter((q) => distillerRequest(q.body) === null);
+    const askedFor = (prompt: string) =>
+      distillerAsks.filter((q) => distillerRequest(q.body)!.includes(`user: ${prompt}`));
+    // Codex's session went to `codex exec` (the Responses wire), Claude Code's to `claude -p`
+    // (the Anthropic wire), each prompt holding its own session's text and not the other's.
+    const codexAsk = askedFor('add an invoice total');
+    const claudeAsk = askedFor('write the billing total');
+    assert.deepEqual(
+      codexAsk.map((q) => q.wire),
+      ['responses'],
+      'the Codex session was distilled by codex exec',
+    );
+    assert.deepEqual(
+      claudeAsk.map((q) => q.wire),
+      ['anthropic'],
+      'the Claude Code session was distilled by claude -p',
+    );
+    assert.ok(!distillerRequest(codexAsk[0]!.body)!.includes('write the billing total'));
+    assert.ok(!distillerRequest(claudeAsk[0]!.body)!.includes('add an invoice total'));
+    // claude -p as the executor runs it: no tools, none of the user's MCP servers.
+    assert.deepEqual(claudeAsk[0]!.body.tools ?? [], [], 'claude -p --tools "" offers no tools');
+    assert.ok(
+      !claudeAsk[0]!.text.includes('mcp__mneme'),
+      'and no MCP server (--strict-mcp-config)',
+    );
+    // The lessons landed through the write path, as the distiller of each host's session.
+    const byHost = { codex: codexSession, 'claude-code': claudeSession };
+    for (const [i, host] of (['codex', 'claude-code'] as const).entries()) {
+      const found = mneme(['recall', LESSONS[i]!.lesson, '--json']);
+      assert.equal(found.code, 0, found.stderr);
+      const hits = (JSON.parse(found.stdout) as { results: { id: string; abstract: string }[] })
+        .results;
+      const hit = hits.find((h) => h.abstract === LESSONS[i]!.lesson);
+      assert.ok(hit, `${host}'s lesson is recalled: ${found.stdout.slice(0, 500)}`);
+      const read = mneme(['read', hit.id, '--json']);
+      assert.equal(read.code, 0, read.stderr);
+      const m = JSON.parse(read.stdout) as {
+        type: string;
+        trust: string;
+        provenance: string[];
+        actor: Record<string, unknown>;
+      };
+      assert.equal(m.type, 'lesson');
+      assert.equal(m.trust, 'claimed', 'the write path caps a distilled memory at claimed');
+      assert.deepEqual(m.actor, { kind: 'distiller', host, session: byHost[host] });
+      assert.ok(
+        m.provenance.some((p) => p.startsWith(`session:${host}/${byHost[host]}#`)),
+        `provenance names the archived lines: ${m.provenance}`,
+      );
+    }
+    // The distiller's own host sessions ran no hooks of their own: their ids (as the fake model
+    // saw them) are nowhere in the hook log, the session archive or the state doctor reads,
+    // while the user's sessions, found the same way, are in all of them.
+    const userIds = [codexSession, claudeSession];
+    for (const [id, wire] of [
+      [codexSession, 'responses'],
+      [claudeSession, 'anthropic'],
+    ] as const)
+      assert.ok(
+        userAsks.some((q) => q.wire === wire && requestSession(q) === id),
+        `the fake model names the user's ${wire} session ${id}`,
+      );
+    const distillerIds = [...new Set(distillerAsks.map(requestSession))];
+    assert.ok(distillerIds.length >= 2 && distillerIds.every((id) => typeof id === 'string'));
+    assert.ok(
+      distillerIds.every((id) => !userIds.includes(id!)),
+      'the distiller ran sessions of its own',
+    );
+    const store = path.join(home, '.mneme');
+    const traces = (id: string) => {
+      const where: string[] = [];
+      if (hookLog().some((l) => l.session === id)) where.push('hooks.log');
+      for (const dir of [
+        path.join(store, 'archive', 'sessions'),
+        path.join(store, '.state', 'sessions'),
+        path.join(store, '.state', 'injected'),
+        path.join(store, '.state', 'watermarks'),
+        path.join(store, '.state', 'distilled'),
+      ])
+        for (const f of fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }) : [])
+          if (String(f).includes(id)) where.push(path.relative(store, path.join(dir, String(f))));
+      return where;
+    };
+    for (const id of userIds) {
+      const t = traces(id);
+      assert.ok(t.includes('hooks.log'), `${id}: ${t}`);
+      assert.ok(
+        t.some((w) => w.startsWith('archive')),
+        `${id} archived: ${t}`,
+      );
+    }
+    for (const id of distillerIds) assert.deepEqual(traces(id!), [], `distiller session ${id}`);
+    // No second distiller: every distiller that ran was started by a user session's hook.
+    const log = hookLog();
+    const started = new Set(
+      log.flatMap((l) => /started pid (\d+)/.exec(String(l.detail?.distiller ?? ''))?.[1] ?? []),
+    );
+    const ran = log.filter((l) => l.event === 'distill');
+    assert.ok(ran.length >= 2);
+    for (const l of ran) {
+      assert.ok(started.has(String((l as { pid?: number }).pid)), `distiller ${JSON.stringify(l)}`);
+      assert.ok(!distillerIds.includes(l.session), 'a distiller session is never distilled');
+    }
+  });
 
   it('mneme doctor passes on this setup', () => {
     const r = mneme(['doctor', '--json']);

@@ -40,6 +40,7 @@ const skip = missing
 const DECISION = 'Invoices are rounded half-even to the cent';
 /** File-bound: a constraint whose applies_to covers the files edited below. */
 const CONSTRAINT = 'Billing amounts are integer cents, never floats';
+const LEDGER = 'Ledger entries are append-only';
 const REMOTE = 'https://example.com/acme/alpha.git';
 
 let tmp: string;
@@ -72,6 +73,17 @@ function think(brain: Brain): void {
   model.brain = (body, wire) => {
     const text = distillerRequest(body);
     if (text === null) return brain(body, wire);
+    // On Codex the distiller's model first looks for tools, as the user's did: it must find
+    // none of mneme's (the executor switches mneme's MCP entry off for its run).
+    if (wire === 'responses' && !JSON.stringify(body.input).includes('tool_search_output'))
+      return {
+        item: {
+          type: 'tool_search_call',
+          execution: 'client',
+          status: 'completed',
+          arguments: { query: 'mneme remember memory' },
+        },
+      };
     const hit = LESSONS.find((l) => text.includes(`user: ${l.prompt}`));
     return {
       text: hit
@@ -88,6 +100,9 @@ interface HookLine {
   outcome: string;
   detail?: Record<string, unknown>;
 }
+/** The pids of the distillers the user's hooks started ("distiller": "started pid N"). */
+const startedDistillers = () =>
+  hookLog().flatMap((l) => /started pid (\d+)/.exec(String(l.detail?.distiller ?? ''))?.[1] ?? []);
 const hookLog = (): HookLine[] => {
   const file = path.join(home, '.mneme', '.state', 'hooks.log');
   if (!fs.existsSync(file)) return [];
@@ -136,7 +151,7 @@ const claude = (prompt: string, cwd: string) =>
       '--permission-mode',
       'acceptEdits',
       '--allowedTools',
-      'Write,Edit',
+      'Write,Edit,Read',
     ],
     cwd,
   );
@@ -276,11 +291,7 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
   after(async () => {
     // The detached distillers the hooks started talk to the fake model: let them finish first
     // (bounded), or a `claude -p` would go on retrying a closed port after the test.
-    const pids = home
-      ? hookLog().flatMap(
-          (l) => /started pid (\d+)/.exec(String(l.detail?.distiller ?? ''))?.[1] ?? [],
-        )
-      : [];
+    const pids = home ? startedDistillers() : [];
     const alive = (pid: string) => {
       try {
         process.kill(Number(pid), 0);
@@ -427,17 +438,41 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
     assert.equal(pre.at(-1)?.outcome, 'injected');
   });
 
-  it('a later Claude Code session in that repository gets it at SessionStart and before a Write', async () => {
+  it('a later Claude Code session in that repository gets it at SessionStart, before a Write and before an Edit', async () => {
+    // An existing file under another constraint, for the Edit (Claude Code edits only a file
+    // it has read in the session, so the model reads it first).
+    const ledger = path.join(repo, 'src', 'ledger', 'book.ts');
+    fs.mkdirSync(path.dirname(ledger), { recursive: true });
+    fs.writeFileSync(ledger, 'export const entries = [];\n');
+    const bound = mneme([
+      'remember',
+      '--type',
+      'constraint',
+      '--abstract',
+      LEDGER,
+      '--applies-to',
+      'src/ledger/**',
+      '--json',
+    ]);
+    assert.equal(bound.code, 0, bound.stderr);
+    const ledgerId = (JSON.parse(bound.stdout) as { id: string }).id;
     const from = model.requests.length;
     const target = path.join(repo, 'src', 'billing', 'total.ts');
     let tools: string[] = [];
     think((body) => {
       const messages = body.messages as { content: unknown }[];
       tools = ((body.tools as { name: string }[] | undefined) ?? []).map((t) => t.name);
-      if (!JSON.stringify(messages).includes('tool_result'))
+      const results = JSON.stringify(messages).split('"tool_result"').length - 1;
+      if (results === 0)
         return {
           tool: 'Write',
           input: { file_path: target, content: 'export const cents = 0;\n' },
+        };
+      if (results === 1) return { tool: 'Read', input: { file_path: ledger } };
+      if (results === 2)
+        return {
+          tool: 'Edit',
+          input: { file_path: ledger, old_string: '[]', new_string: '[] as number[]' },
         };
       return { text: `Written; rounding per [mem:${memId}].` };
     });
@@ -445,10 +480,27 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
     assert.equal(r.code, 0, r.stderr + r.stdout);
     claudeSession = (JSON.parse(r.stdout) as { session_id: string }).session_id;
     const asked = seen(from, 'anthropic').filter((q) => Array.isArray(q.body.tools));
-    assert.ok(asked.length >= 2, 'a tool call and the answer after it');
+    assert.equal(asked.length, 4, 'Write, Read, Edit and the answer after them');
     assert.ok(asked[0]!.text.includes(DECISION), 'the first request holds the SessionStart block');
-    assert.ok(asked.at(-1)!.text.includes('(for src/billing/total.ts)'), 'PreToolUse on Write');
+    assert.ok(
+      !asked[0]!.text.includes('(for src/'),
+      'no file-bound block before a file is touched',
+    );
+    assert.ok(asked[1]!.text.includes('(for src/billing/total.ts)'), 'PreToolUse on Write');
+    assert.ok(asked[1]!.text.includes(CONSTRAINT));
+    assert.ok(!asked[2]!.text.includes('(for src/ledger/book.ts)'), 'Read is not a file edit');
+    assert.ok(asked[3]!.text.includes('(for src/ledger/book.ts)'), 'PreToolUse on Edit');
+    assert.ok(asked[3]!.text.includes(ledgerId) && asked[3]!.text.includes(LEDGER));
     assert.equal(fs.readFileSync(target, 'utf8'), 'export const cents = 0;\n');
+    assert.equal(fs.readFileSync(ledger, 'utf8'), 'export const entries = [] as number[];\n');
+    const pre = hookLog().filter((l) => l.session === claudeSession && l.event === 'pre-tool-use');
+    assert.deepEqual(
+      pre.map((l) => [l.detail?.tool, l.outcome]),
+      [
+        ['Write', 'injected'],
+        ['Edit', 'injected'],
+      ],
+    );
     for (const t of ['Edit', 'Write', 'NotebookEdit'])
       assert.ok(tools.includes(t), `Claude Code has the tool the matcher names: ${t}`);
     assert.ok(!tools.includes('MultiEdit'), 'and no longer has MultiEdit');
@@ -514,9 +566,17 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
     const claudeAsk = askedFor('write the billing total');
     assert.deepEqual(
       codexAsk.map((q) => q.wire),
-      ['responses'],
-      'the Codex session was distilled by codex exec',
+      ['responses', 'responses'],
+      'the Codex session was distilled by codex exec (a tool search, then the answer)',
     );
+    // mneme's MCP tools: found by the user's Codex session, not by the distiller's.
+    const remembers = (q: Recorded) => q.text.includes('"name":"remember"');
+    assert.ok(
+      userAsks.some((q) => requestSession(q) === codexSession && remembers(q)),
+      'the user’s Codex session found mneme’s remember',
+    );
+    assert.ok(codexAsk[1]!.text.includes('tool_search_output'));
+    assert.ok(!codexAsk.some(remembers), 'the distiller’s codex exec has no mneme MCP server');
     assert.deepEqual(
       claudeAsk.map((q) => q.wire),
       ['anthropic'],
@@ -597,11 +657,20 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
       );
     }
     for (const id of distillerIds) assert.deepEqual(traces(id!), [], `distiller session ${id}`);
+    // Nor does Claude Code keep a transcript of the distiller's run (--no-session-persistence),
+    // while it keeps the user's.
+    const projects = path.join(home, '.claude', 'projects');
+    const transcripts = fs.readdirSync(projects, { recursive: true }).map(String);
+    assert.ok(
+      transcripts.some((f) => f.endsWith(`${claudeSession}.jsonl`)),
+      `${transcripts}`,
+    );
+    const claudeDistillers = claudeAsk.map(requestSession);
+    assert.equal(claudeDistillers.length, 1);
+    assert.ok(!transcripts.some((f) => f.includes(claudeDistillers[0]!)), `${transcripts}`);
     // No second distiller: every distiller that ran was started by a user session's hook.
     const log = hookLog();
-    const started = new Set(
-      log.flatMap((l) => /started pid (\d+)/.exec(String(l.detail?.distiller ?? ''))?.[1] ?? []),
-    );
+    const started = new Set(startedDistillers());
     const ran = log.filter((l) => l.event === 'distill');
     assert.ok(ran.length >= 2);
     for (const l of ran) {

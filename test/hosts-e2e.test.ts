@@ -63,6 +63,15 @@ const LESSONS = [
     lesson: 'The billing total in cents lives in src/billing/total.ts',
   },
 ];
+/** Codex defers MCP tools behind tool_search: the model's call to find them. */
+const toolSearch = (query: string) => ({
+  item: {
+    type: 'tool_search_call',
+    execution: 'client',
+    status: 'completed',
+    arguments: { query },
+  },
+});
 /**
  * The model as the test scripts it: a distiller's request (either wire) is answered with
  * operation lines — one lesson for a session whose excerpt holds its user's prompt, else a skip —
@@ -76,14 +85,7 @@ function think(brain: Brain): void {
     // On Codex the distiller's model first looks for tools, as the user's did: it must find
     // none of mneme's (the executor switches mneme's MCP entry off for its run).
     if (wire === 'responses' && !JSON.stringify(body.input).includes('tool_search_output'))
-      return {
-        item: {
-          type: 'tool_search_call',
-          execution: 'client',
-          status: 'completed',
-          arguments: { query: 'mneme remember memory' },
-        },
-      };
+      return toolSearch('mneme remember memory');
     const hit = LESSONS.find((l) => text.includes(`user: ${l.prompt}`));
     return {
       text: hit
@@ -368,15 +370,7 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
     think((body) => {
       const input = body.input as { type: string; output?: string }[];
       const has = (t: string) => input.some((i) => i.type === t);
-      if (!has('tool_search_output'))
-        return {
-          item: {
-            type: 'tool_search_call',
-            execution: 'client',
-            status: 'completed',
-            arguments: { query: 'mneme remember decision' },
-          },
-        };
+      if (!has('tool_search_output')) return toolSearch('mneme remember decision');
       const outputs = input.filter((i) => i.type === 'function_call_output').length;
       if (outputs < 2)
         return {

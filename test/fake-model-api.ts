@@ -167,3 +167,47 @@ function responses(res: http.ServerResponse, turn: Turn, id: number): void {
   });
   res.end();
 }
+
+/**
+ * The opening of the distiller's prompt (src/engine/distill-prompt.ts), which `claude -p` and
+ * `codex exec` pass on as the user's message.
+ */
+export const DISTILLER_PROMPT_OPENING = 'You maintain a project memory for coding agents.';
+
+/** The user messages' text of a request on either wire. */
+function userText(body: Record<string, unknown>): string[] {
+  const items = (body.messages ?? body.input ?? []) as { role?: string; content?: unknown }[];
+  return items
+    .filter((m) => m.role === 'user')
+    .flatMap((m) =>
+      typeof m.content === 'string'
+        ? [m.content]
+        : Array.isArray(m.content)
+          ? (m.content as { text?: unknown }[]).flatMap((c) =>
+              typeof c.text === 'string' ? [c.text] : [],
+            )
+          : [],
+    );
+}
+
+/** The distiller's prompt, when this request is a distiller's (either wire); else null. */
+export function distillerRequest(body: Record<string, unknown>): string | null {
+  return userText(body).find((t) => t.includes(DISTILLER_PROMPT_OPENING)) ?? null;
+}
+
+/**
+ * The host session a request belongs to: Claude Code names it in metadata.user_id (a JSON
+ * text with session_id), Codex sends its thread id as prompt_cache_key.
+ */
+export function requestSession(r: Recorded): string | null {
+  if (r.wire === 'responses')
+    return typeof r.body.prompt_cache_key === 'string' ? r.body.prompt_cache_key : null;
+  const meta = (r.body.metadata as { user_id?: unknown } | undefined)?.user_id;
+  if (typeof meta !== 'string') return null;
+  try {
+    const id = (JSON.parse(meta) as { session_id?: unknown }).session_id;
+    return typeof id === 'string' ? id : null;
+  } catch {
+    return /session_([0-9a-f-]{36})/.exec(meta)?.[1] ?? null;
+  }
+}

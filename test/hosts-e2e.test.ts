@@ -10,8 +10,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startFakeModel, type FakeModel, type Recorded } from './fake-model-api.js';
-import { FAKE_EXECUTOR, REPO } from './hook-helpers.js';
+import {
+  distillerRequest,
+  requestSession,
+  startFakeModel,
+  type Brain,
+  type FakeModel,
+  type Recorded,
+} from './fake-model-api.js';
+import { REPO } from './hook-helpers.js';
 
 const HOSTS = process.env.MNEME_E2E_HOSTS ?? '';
 const bin = (name: string) => path.join(HOSTS, 'node_modules', '.bin', name);
@@ -33,17 +40,60 @@ const skip = missing
 const DECISION = 'Invoices are rounded half-even to the cent';
 /** File-bound: a constraint whose applies_to covers the files edited below. */
 const CONSTRAINT = 'Billing amounts are integer cents, never floats';
+const LEDGER = 'Ledger entries are append-only';
 const REMOTE = 'https://example.com/acme/alpha.git';
 
 let tmp: string;
 let home: string;
 let repo: string;
 let otherRepo: string;
-let fakeDir: string;
 let model: FakeModel;
 let env: NodeJS.ProcessEnv;
 let memId = '';
 let constraintId = '';
+/** The user's sessions whose distillation is checked: the Codex patch, the Claude Code Write. */
+let codexSession = '';
+let claudeSession = '';
+
+/** What the distiller learns from each user session (one lesson), found by its prompt. */
+const LESSONS = [
+  { prompt: 'add an invoice total', lesson: 'The invoice total lives in src/billing/invoice.ts' },
+  {
+    prompt: 'write the billing total',
+    lesson: 'The billing total in cents lives in src/billing/total.ts',
+  },
+];
+/** Codex defers MCP tools behind tool_search: the model's call to find them. */
+const toolSearch = (query: string) => ({
+  item: {
+    type: 'tool_search_call',
+    execution: 'client',
+    status: 'completed',
+    arguments: { query },
+  },
+});
+/**
+ * The model as the test scripts it: a distiller's request (either wire) is answered with
+ * operation lines — one lesson for a session whose excerpt holds its user's prompt, else a skip —
+ * whatever the current test's brain says to the user's sessions. The distiller runs detached,
+ * so its request can arrive while a later test is talking to the hosts.
+ */
+function think(brain: Brain): void {
+  model.brain = (body, wire) => {
+    const text = distillerRequest(body);
+    if (text === null) return brain(body, wire);
+    // On Codex the distiller's model first looks for tools, as the user's did: it must find
+    // none of mneme's (the executor switches mneme's MCP entry off for its run).
+    if (wire === 'responses' && !JSON.stringify(body.input).includes('tool_search_output'))
+      return toolSearch('mneme remember memory');
+    const hit = LESSONS.find((l) => text.includes(`user: ${l.prompt}`));
+    return {
+      text: hit
+        ? `${JSON.stringify({ op: 'new', type: 'lesson', abstract: hit.lesson, evidence: [[1, 1]] })}\n`
+        : '{"op":"skip","reason":"nothing durable"}\n',
+    };
+  };
+}
 
 interface HookLine {
   event: string;
@@ -52,6 +102,9 @@ interface HookLine {
   outcome: string;
   detail?: Record<string, unknown>;
 }
+/** The pids of the distillers the user's hooks started ("distiller": "started pid N"). */
+const startedDistillers = () =>
+  hookLog().flatMap((l) => /started pid (\d+)/.exec(String(l.detail?.distiller ?? ''))?.[1] ?? []);
 const hookLog = (): HookLine[] => {
   const file = path.join(home, '.mneme', '.state', 'hooks.log');
   if (!fs.existsSync(file)) return [];
@@ -100,16 +153,19 @@ const claude = (prompt: string, cwd: string) =>
       '--permission-mode',
       'acceptEdits',
       '--allowedTools',
-      'Write,Edit',
+      'Write,Edit,Read',
     ],
     cwd,
   );
 const codex = (prompt: string, cwd: string) =>
   host(bin('codex'), ['exec', '--json', '--sandbox', 'danger-full-access', prompt], cwd);
 
-/** Every request the fake model got since `from`, as JSON text, for "does the model see it". */
+/**
+ * Every request of the user's sessions the fake model got since `from` (not the detached
+ * distiller's, which may arrive meanwhile), for "does the model see it".
+ */
 const seen = (from: number, wire: Recorded['wire']) =>
-  model.requests.slice(from).filter((r) => r.wire === wire);
+  model.requests.slice(from).filter((r) => r.wire === wire && distillerRequest(r.body) === null);
 
 function gitRepo(dir: string, remote: string) {
   fs.mkdirSync(dir, { recursive: true });
@@ -183,16 +239,19 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
     home = path.join(tmp, 'home');
     repo = path.join(tmp, 'alpha');
     otherRepo = path.join(tmp, 'beta');
-    fakeDir = path.join(tmp, 'executor');
-    fs.mkdirSync(fakeDir, { recursive: true });
     fs.mkdirSync(path.join(home, '.codex'), { recursive: true });
     gitRepo(repo, REMOTE);
     gitRepo(otherRepo, 'https://example.com/acme/beta.git');
     model = await startFakeModel();
     env = {
-      PATH: [path.join(PREFIX, 'bin'), path.dirname(process.execPath), '/usr/bin', '/bin'].join(
-        path.delimiter,
-      ),
+      // The hosts' own bin folder too: the distiller runs `claude -p` and `codex exec` by name.
+      PATH: [
+        path.join(PREFIX, 'bin'),
+        path.join(HOSTS, 'node_modules', '.bin'),
+        path.dirname(process.execPath),
+        '/usr/bin',
+        '/bin',
+      ].join(path.delimiter),
       HOME: home,
       LANG: 'C.UTF-8',
       // npx finds the global install here, as it does for a user's `npm install -g`.
@@ -207,8 +266,6 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
       DISABLE_ERROR_REPORTING: '1',
       // Codex: the provider below reads its key from here.
       FAKE_MODEL_KEY: 'fake',
-      // The distiller's command executor (test/fixtures/fake-executor.mjs) writes here.
-      FAKE_DIR: fakeDir,
     };
     // Codex's model is the fake, spoken to over the Responses API. The model name is one Codex
     // knows, so it offers the tools it gives that model (apply_patch among them).
@@ -231,14 +288,28 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
         '',
       ].join('\n'),
     );
-    // The distiller runs a command executor in this test, for both hosts.
-    fs.mkdirSync(path.join(home, '.mneme'), { recursive: true });
-    fs.writeFileSync(
-      path.join(home, '.mneme', 'config.toml'),
-      `[distill]\nexecutor = "command"\ncommand = ${JSON.stringify(`${process.execPath} ${FAKE_EXECUTOR}`)}\n`,
-    );
+    // No [distill] settings: the distiller uses its default, the session's own host.
   });
   after(async () => {
+    // The detached distillers the hooks started talk to the fake model: let them finish first
+    // (bounded), or a `claude -p` would go on retrying a closed port after the test.
+    const pids = home ? startedDistillers() : [];
+    const alive = (pid: string) => {
+      try {
+        process.kill(Number(pid), 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 300 && pids.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
+    // Each was started detached, as its own process group: end the group, executor included.
+    for (const pid of pids.filter(alive))
+      try {
+        process.kill(-Number(pid), 'SIGKILL');
+      } catch {
+        /* gone meanwhile */
+      }
     await model?.close();
     if (tmp && !process.env.MNEME_E2E_KEEP) fs.rmSync(tmp, { recursive: true, force: true });
     else if (tmp) process.stderr.write(`hosts-e2e: kept ${tmp}\n`);
@@ -271,7 +342,7 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
 
   it('Codex runs no untrusted hook, and runs them once trusted the way its review records it', async () => {
     const from = model.requests.length;
-    model.brain = () => ({ text: 'nothing to do' });
+    think(() => ({ text: 'nothing to do' }));
     const r = await codex('say hello', repo);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(seen(from, 'responses').length, 1, 'Codex asked the fake model');
@@ -296,18 +367,10 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
     // The model: find mneme's tools (Codex defers MCP tools behind tool_search), remember the
     // decision and a constraint for src/billing/**, patch a file there, then answer citing the
     // decision.
-    model.brain = (body) => {
+    think((body) => {
       const input = body.input as { type: string; output?: string }[];
       const has = (t: string) => input.some((i) => i.type === t);
-      if (!has('tool_search_output'))
-        return {
-          item: {
-            type: 'tool_search_call',
-            execution: 'client',
-            status: 'completed',
-            arguments: { query: 'mneme remember decision' },
-          },
-        };
+      if (!has('tool_search_output')) return toolSearch('mneme remember decision');
       const outputs = input.filter((i) => i.type === 'function_call_output').length;
       if (outputs < 2)
         return {
@@ -326,13 +389,18 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
         return { item: { type: 'custom_tool_call', name: 'apply_patch', input: patch } };
       const out = input.find((i) => i.type === 'function_call_output')!.output ?? '';
       return { text: `Patched, as ${/\[mem:[^\]]+\]/.exec(out)?.[0]} says.` };
-    };
+    });
     const r = await codex('add an invoice total', repo);
     assert.equal(r.code, 0, r.stderr);
     const events = r.stdout
       .split('\n')
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as { item?: Record<string, unknown> });
+      .map(
+        (l) =>
+          JSON.parse(l) as { type: string; thread_id?: string; item?: Record<string, unknown> },
+      );
+    codexSession = events.find((e) => e.type === 'thread.started')?.thread_id ?? '';
+    assert.ok(codexSession, 'codex exec --json names its thread');
     const calls = events
       .filter((e) => e.item?.type === 'mcp_tool_call' && e.item.status === 'completed')
       .map((e) => e.item) as {
@@ -364,27 +432,69 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
     assert.equal(pre.at(-1)?.outcome, 'injected');
   });
 
-  it('a later Claude Code session in that repository gets it at SessionStart and before a Write', async () => {
+  it('a later Claude Code session in that repository gets it at SessionStart, before a Write and before an Edit', async () => {
+    // An existing file under another constraint, for the Edit (Claude Code edits only a file
+    // it has read in the session, so the model reads it first).
+    const ledger = path.join(repo, 'src', 'ledger', 'book.ts');
+    fs.mkdirSync(path.dirname(ledger), { recursive: true });
+    fs.writeFileSync(ledger, 'export const entries = [];\n');
+    const bound = mneme([
+      'remember',
+      '--type',
+      'constraint',
+      '--abstract',
+      LEDGER,
+      '--applies-to',
+      'src/ledger/**',
+      '--json',
+    ]);
+    assert.equal(bound.code, 0, bound.stderr);
+    const ledgerId = (JSON.parse(bound.stdout) as { id: string }).id;
     const from = model.requests.length;
     const target = path.join(repo, 'src', 'billing', 'total.ts');
     let tools: string[] = [];
-    model.brain = (body) => {
+    think((body) => {
       const messages = body.messages as { content: unknown }[];
       tools = ((body.tools as { name: string }[] | undefined) ?? []).map((t) => t.name);
-      if (!JSON.stringify(messages).includes('tool_result'))
+      const results = JSON.stringify(messages).split('"tool_result"').length - 1;
+      if (results === 0)
         return {
           tool: 'Write',
           input: { file_path: target, content: 'export const cents = 0;\n' },
         };
+      if (results === 1) return { tool: 'Read', input: { file_path: ledger } };
+      if (results === 2)
+        return {
+          tool: 'Edit',
+          input: { file_path: ledger, old_string: '[]', new_string: '[] as number[]' },
+        };
       return { text: `Written; rounding per [mem:${memId}].` };
-    };
+    });
     const r = await claude('write the billing total', repo);
     assert.equal(r.code, 0, r.stderr + r.stdout);
+    claudeSession = (JSON.parse(r.stdout) as { session_id: string }).session_id;
     const asked = seen(from, 'anthropic').filter((q) => Array.isArray(q.body.tools));
-    assert.ok(asked.length >= 2, 'a tool call and the answer after it');
+    assert.equal(asked.length, 4, 'Write, Read, Edit and the answer after them');
     assert.ok(asked[0]!.text.includes(DECISION), 'the first request holds the SessionStart block');
-    assert.ok(asked.at(-1)!.text.includes('(for src/billing/total.ts)'), 'PreToolUse on Write');
+    assert.ok(
+      !asked[0]!.text.includes('(for src/'),
+      'no file-bound block before a file is touched',
+    );
+    assert.ok(asked[1]!.text.includes('(for src/billing/total.ts)'), 'PreToolUse on Write');
+    assert.ok(asked[1]!.text.includes(CONSTRAINT));
+    assert.ok(!asked[2]!.text.includes('(for src/ledger/book.ts)'), 'Read is not a file edit');
+    assert.ok(asked[3]!.text.includes('(for src/ledger/book.ts)'), 'PreToolUse on Edit');
+    assert.ok(asked[3]!.text.includes(ledgerId) && asked[3]!.text.includes(LEDGER));
     assert.equal(fs.readFileSync(target, 'utf8'), 'export const cents = 0;\n');
+    assert.equal(fs.readFileSync(ledger, 'utf8'), 'export const entries = [] as number[];\n');
+    const pre = hookLog().filter((l) => l.session === claudeSession && l.event === 'pre-tool-use');
+    assert.deepEqual(
+      pre.map((l) => [l.detail?.tool, l.outcome]),
+      [
+        ['Write', 'injected'],
+        ['Edit', 'injected'],
+      ],
+    );
     for (const t of ['Edit', 'Write', 'NotebookEdit'])
       assert.ok(tools.includes(t), `Claude Code has the tool the matcher names: ${t}`);
     assert.ok(!tools.includes('MultiEdit'), 'and no longer has MultiEdit');
@@ -392,7 +502,7 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
 
   it('a session in a repository with another remote does not get it', async () => {
     const from = model.requests.length;
-    model.brain = () => ({ text: 'nothing here' });
+    think(() => ({ text: 'nothing here' }));
     const r = await claude('hello', otherRepo);
     assert.equal(r.code, 0, r.stderr + r.stdout);
     const asked = seen(from, 'anthropic');
@@ -401,7 +511,7 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
     assert.ok(!asked.some((q) => q.text.includes(memId)));
   });
 
-  it('Stop and SessionEnd archive each host’s session, count the citation and start the distiller, whose run fires no hooks', async () => {
+  it('Stop and SessionEnd archive each host’s session, count the citation and start the distiller', async () => {
     const log = hookLog();
     for (const host of ['codex', 'claude-code']) {
       for (const event of ['stop', 'session-end']) {
@@ -412,8 +522,10 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
           `${host} ${event}: ${JSON.stringify(lines)}`,
         );
       }
+      // Claude Code 2.1.197 may fire Stop before its transcript holds the final answer; the
+      // answer (and its citation) is then archived by SessionEnd. Either counts it, once.
       const cited = log
-        .filter((l) => l.host === host && l.event === 'stop')
+        .filter((l) => l.host === host && (l.event === 'stop' || l.event === 'session-end'))
         .reduce((n, l) => n + Number(l.detail?.cited ?? 0), 0);
       assert.ok(cited >= 1, `${host}: the [mem:ID] in the answer is counted`);
       assert.ok(
@@ -430,25 +542,136 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
     const cites = usage.filter((u) => u.kind === 'cite' && u.ids.includes(memId));
     assert.equal(cites.length, 2, 'one cite per host session that cited it');
     assert.ok(!usage.some((u) => u.kind === 'cite' && u.ids.includes(constraintId)), 'not cited');
-    // The command executor ran, with hooks disabled for anything it starts.
-    const invocations = path.join(fakeDir, 'invocations.log');
-    for (let i = 0; i < 100 && !fs.existsSync(invocations); i++)
-      await new Promise((r) => setTimeout(r, 100));
-    const runs = fs.readFileSync(invocations, 'utf8').trim().split('\n');
-    assert.ok(runs.length >= 1, 'the distiller ran its executor');
-    for (const line of runs) assert.match(line, / 1$/, `MNEME_HOOKS_DISABLED=1 in ${line}`);
-    const prompts = fs
-      .readdirSync(fakeDir)
-      .filter((f) => f.startsWith('prompt-'))
-      .map((f) => fs.readFileSync(path.join(fakeDir, f), 'utf8'))
-      .join('\n');
-    assert.ok(prompts.includes('add an invoice total'), 'the Codex session was distilled');
-    assert.ok(prompts.includes('write the billing total'), 'the Claude Code session was distilled');
   });
 
-  it.todo(
-    'the distiller follows the host: `codex exec` for a Codex session, `claude -p` for Claude Code (i16-doctor item 5 adds the per-host executor setting; assert it here at merge)',
-  );
+  it('the distiller follows the host: `codex exec` for the Codex session, `claude -p` for Claude Code; their lessons land and their own sessions leave no trace', async () => {
+    // The distiller is detached: wait (bounded) until each user session's lesson is applied.
+    const applied = () =>
+      hookLog().filter((l) => l.event === 'distill' && Number(l.detail?.applied ?? 0) > 0);
+    for (let i = 0; i < 600 && applied().length < 2; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    const distillerAsks = model.requests.filter((q) => distillerRequest(q.body) !== null);
+    const userAsks = model.requests.filter((q) => distillerRequest(q.body) === null);
+    const askedFor = (prompt: string) =>
+      distillerAsks.filter((q) => distillerRequest(q.body)!.includes(`user: ${prompt}`));
+    // Codex's session went to `codex exec` (the Responses wire), Claude Code's to `claude -p`
+    // (the Anthropic wire), each prompt holding its own session's text and not the other's.
+    const codexAsk = askedFor('add an invoice total');
+    const claudeAsk = askedFor('write the billing total');
+    assert.deepEqual(
+      codexAsk.map((q) => q.wire),
+      ['responses', 'responses'],
+      'the Codex session was distilled by codex exec (a tool search, then the answer)',
+    );
+    // mneme's MCP tools: found by the user's Codex session, not by the distiller's.
+    const remembers = (q: Recorded) => q.text.includes('"name":"remember"');
+    assert.ok(
+      userAsks.some((q) => requestSession(q) === codexSession && remembers(q)),
+      'the user’s Codex session found mneme’s remember',
+    );
+    assert.ok(codexAsk[1]!.text.includes('tool_search_output'));
+    assert.ok(!codexAsk.some(remembers), 'the distiller’s codex exec has no mneme MCP server');
+    assert.deepEqual(
+      claudeAsk.map((q) => q.wire),
+      ['anthropic'],
+      'the Claude Code session was distilled by claude -p',
+    );
+    assert.ok(!distillerRequest(codexAsk[0]!.body)!.includes('write the billing total'));
+    assert.ok(!distillerRequest(claudeAsk[0]!.body)!.includes('add an invoice total'));
+    // claude -p as the executor runs it: no tools, none of the user's MCP servers.
+    assert.deepEqual(claudeAsk[0]!.body.tools ?? [], [], 'claude -p --tools "" offers no tools');
+    assert.ok(
+      !claudeAsk[0]!.text.includes('mcp__mneme'),
+      'and no MCP server (--strict-mcp-config)',
+    );
+    // The lessons landed through the write path, as the distiller of each host's session.
+    const byHost = { codex: codexSession, 'claude-code': claudeSession };
+    for (const [i, host] of (['codex', 'claude-code'] as const).entries()) {
+      const found = mneme(['recall', LESSONS[i]!.lesson, '--json']);
+      assert.equal(found.code, 0, found.stderr);
+      const hits = (JSON.parse(found.stdout) as { results: { id: string; abstract: string }[] })
+        .results;
+      const hit = hits.find((h) => h.abstract === LESSONS[i]!.lesson);
+      assert.ok(hit, `${host}'s lesson is recalled: ${found.stdout.slice(0, 500)}`);
+      const read = mneme(['read', hit.id, '--json']);
+      assert.equal(read.code, 0, read.stderr);
+      const m = JSON.parse(read.stdout) as {
+        type: string;
+        trust: string;
+        provenance: string[];
+        actor: Record<string, unknown>;
+      };
+      assert.equal(m.type, 'lesson');
+      assert.equal(m.trust, 'claimed', 'the write path caps a distilled memory at claimed');
+      assert.deepEqual(m.actor, { kind: 'distiller', host, session: byHost[host] });
+      assert.ok(
+        m.provenance.some((p) => p.startsWith(`session:${host}/${byHost[host]}#`)),
+        `provenance names the archived lines: ${m.provenance}`,
+      );
+    }
+    // The distiller's own host sessions ran no hooks of their own: their ids (as the fake model
+    // saw them) are nowhere in the hook log, the session archive or the state doctor reads,
+    // while the user's sessions, found the same way, are in all of them.
+    const userIds = [codexSession, claudeSession];
+    for (const [id, wire] of [
+      [codexSession, 'responses'],
+      [claudeSession, 'anthropic'],
+    ] as const)
+      assert.ok(
+        userAsks.some((q) => q.wire === wire && requestSession(q) === id),
+        `the fake model names the user's ${wire} session ${id}`,
+      );
+    const distillerIds = [...new Set(distillerAsks.map(requestSession))];
+    assert.ok(distillerIds.length >= 2 && distillerIds.every((id) => typeof id === 'string'));
+    assert.ok(
+      distillerIds.every((id) => !userIds.includes(id!)),
+      'the distiller ran sessions of its own',
+    );
+    const store = path.join(home, '.mneme');
+    const traces = (id: string) => {
+      const where: string[] = [];
+      if (hookLog().some((l) => l.session === id)) where.push('hooks.log');
+      for (const dir of [
+        path.join(store, 'archive', 'sessions'),
+        path.join(store, '.state', 'sessions'),
+        path.join(store, '.state', 'injected'),
+        path.join(store, '.state', 'watermarks'),
+        path.join(store, '.state', 'distilled'),
+      ])
+        for (const f of fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }) : [])
+          if (String(f).includes(id)) where.push(path.relative(store, path.join(dir, String(f))));
+      return where;
+    };
+    for (const id of userIds) {
+      const t = traces(id);
+      assert.ok(t.includes('hooks.log'), `${id}: ${t}`);
+      assert.ok(
+        t.some((w) => w.startsWith('archive')),
+        `${id} archived: ${t}`,
+      );
+    }
+    for (const id of distillerIds) assert.deepEqual(traces(id!), [], `distiller session ${id}`);
+    // Nor does Claude Code keep a transcript of the distiller's run (--no-session-persistence),
+    // while it keeps the user's.
+    const projects = path.join(home, '.claude', 'projects');
+    const transcripts = fs.readdirSync(projects, { recursive: true }).map(String);
+    assert.ok(
+      transcripts.some((f) => f.endsWith(`${claudeSession}.jsonl`)),
+      `${transcripts}`,
+    );
+    const claudeDistillers = claudeAsk.map(requestSession);
+    assert.equal(claudeDistillers.length, 1);
+    assert.ok(!transcripts.some((f) => f.includes(claudeDistillers[0]!)), `${transcripts}`);
+    // No second distiller: every distiller that ran was started by a user session's hook.
+    const log = hookLog();
+    const started = new Set(startedDistillers());
+    const ran = log.filter((l) => l.event === 'distill');
+    assert.ok(ran.length >= 2);
+    for (const l of ran) {
+      assert.ok(started.has(String((l as { pid?: number }).pid)), `distiller ${JSON.stringify(l)}`);
+      assert.ok(!distillerIds.includes(l.session), 'a distiller session is never distilled');
+    }
+  });
 
   it('mneme doctor passes on this setup', () => {
     const r = mneme(['doctor', '--json']);
@@ -461,30 +684,34 @@ describe('the real Claude Code and Codex with mneme from its tarball', { skip },
     assert.equal(r.code, 0);
   });
 
-  it(
-    'mneme doctor fails, naming both stores, when the MCP entry’s store differs from the hooks’',
-    {
-      todo: 'current doctor starts its own MCP server instead of the configured entry (i16-doctor items 1/3)',
-    },
-    () => {
-      const file = path.join(home, '.claude.json');
-      const original = fs.readFileSync(file, 'utf8');
-      const other = path.join(tmp, 'other-store');
-      try {
-        const doc = JSON.parse(original);
-        doc.mcpServers.mneme.env = { MNEME_HOME: other };
-        fs.writeFileSync(file, JSON.stringify(doc, null, 2));
-        const r = mneme(['doctor', '--json']);
-        assert.notEqual(r.code, 0);
-        const report = JSON.parse(r.stdout) as { checks: { status: string; detail: string }[] };
-        const fail = report.checks.find((c) => c.status === 'fail' && c.detail.includes(other));
-        assert.ok(fail, JSON.stringify(report.checks));
-        assert.ok(fail.detail.includes(path.join(home, '.mneme')), fail.detail);
-      } finally {
-        fs.writeFileSync(file, original);
-      }
-    },
-  );
+  it('mneme doctor fails, naming both stores, when the MCP entry’s store differs from the hooks’', () => {
+    const file = path.join(home, '.claude.json');
+    const original = fs.readFileSync(file, 'utf8');
+    const other = path.join(tmp, 'other-store');
+    try {
+      const doc = JSON.parse(original);
+      doc.mcpServers.mneme.env = { MNEME_HOME: other };
+      fs.writeFileSync(file, JSON.stringify(doc, null, 2));
+      const r = mneme(['doctor', '--json']);
+      assert.notEqual(r.code, 0);
+      const report = JSON.parse(r.stdout) as {
+        checks: { check: string; status: string; detail: string }[];
+      };
+      const fail = report.checks.find((c) => c.status === 'fail' && c.detail.includes(other));
+      assert.ok(fail, JSON.stringify(report.checks));
+      assert.equal(fail.check, 'claude-code stores');
+      assert.ok(fail.detail.includes(path.join(home, '.mneme')), fail.detail);
+      // The MCP entry really ran with that environment: it answered status from the other store.
+      const mcp = report.checks.find((c) => c.check === 'claude-code mcp');
+      assert.equal(mcp?.status, 'ok', JSON.stringify(mcp));
+      assert.ok(mcp.detail.includes(`store ${other}`), mcp.detail);
+      // In the same run Codex, whose entry was not touched, still agrees with its hooks.
+      const codexStores = report.checks.find((c) => c.check === 'codex stores');
+      assert.equal(codexStores?.status, 'ok', JSON.stringify(codexStores));
+    } finally {
+      fs.writeFileSync(file, original);
+    }
+  });
 
   it('after the real `codex mcp add` rewrites config.toml, setup repoints and uninstall removes mneme’s entry', () => {
     const toml = path.join(home, '.codex', 'config.toml');

@@ -243,12 +243,14 @@ describe('mneme setup codex on a config.toml that Codex rewrote', () => {
   );
   let dir: string;
   let file: string;
+  /** The `mneme` the entry names, on PATH: doctor starts the entry exactly as configured. */
+  let binDir: string;
   const run = (args: string[]) =>
     spawnSync(process.execPath, [mnemeBin(), ...args], {
       cwd: repo,
       encoding: 'utf8',
       env: {
-        PATH: path.dirname(process.execPath),
+        PATH: [binDir, path.dirname(process.execPath)].join(path.delimiter),
         HOME: dir,
         MNEME_HOME: path.join(dir, 'store'),
         MNEME_DURABLE: '0',
@@ -269,6 +271,9 @@ describe('mneme setup codex on a config.toml that Codex rewrote', () => {
     dir = path.join(tmp, 'home-rewritten');
     file = path.join(dir, '.codex', 'config.toml');
     write(file, rewritten);
+    binDir = path.join(tmp, 'bin-rewritten');
+    fs.mkdirSync(binDir, { recursive: true });
+    fs.symlinkSync(mnemeBin(), path.join(binDir, 'mneme'));
   });
 
   it('doctor finds the entry, setup repoints it in place, and leaves every other table', () => {

@@ -147,13 +147,18 @@ async function openaiChat(prompt: string, s: DistillSettings): Promise<string> {
   return content;
 }
 
+/** `codex exec -c` override: mneme's MCP entry (setup owns `mcp_servers.mneme`), disabled. */
+export const CODEX_MNEME_OFF = 'mcp_servers.mneme={command="mneme",enabled=false}';
+
 export function makeExecutor(s: DistillSettings, env: NodeJS.ProcessEnv, cwd?: string): Executor {
   const common = { timeoutMs: s.timeoutMs, maxOutputBytes: s.maxOutputBytes, env, cwd };
   switch (s.executor) {
     case 'command':
       return (prompt) => runProgram(s.command!, [], prompt, { ...common, shell: true });
     case 'claude':
-      // --tools "" removes the built-in tools; --strict-mcp-config keeps the user's MCP servers out.
+      // --tools "" removes the built-in tools; --strict-mcp-config keeps the user's MCP servers
+      // out; --no-session-persistence keeps the run out of the user's ~/.claude/projects (and
+      // `claude --resume`), as --ephemeral does for Codex.
       return (prompt) =>
         runProgram(
           'claude',
@@ -162,6 +167,7 @@ export function makeExecutor(s: DistillSettings, env: NodeJS.ProcessEnv, cwd?: s
             '--tools',
             '',
             '--strict-mcp-config',
+            '--no-session-persistence',
             '--output-format',
             'text',
             ...(s.model ? ['--model', s.model] : []),
@@ -170,6 +176,9 @@ export function makeExecutor(s: DistillSettings, env: NodeJS.ProcessEnv, cwd?: s
           common,
         );
     case 'codex':
+      // Codex 0.171 starts the MCP servers of config.toml in `codex exec` too, and offers their
+      // tools: mneme's own entry is switched off, so the distiller's model cannot write around
+      // the distiller (a whole table, so it holds whether or not setup wrote the entry).
       return (prompt) =>
         runProgram(
           'codex',
@@ -179,6 +188,8 @@ export function makeExecutor(s: DistillSettings, env: NodeJS.ProcessEnv, cwd?: s
             'read-only',
             '--skip-git-repo-check',
             '--ephemeral',
+            '-c',
+            CODEX_MNEME_OFF,
             ...(s.model ? ['--model', s.model] : []),
             '-',
           ],

@@ -718,11 +718,13 @@ test('property: the rejected value anywhere in a body is refused; with another n
   );
 });
 
-test('an escape spelt with fullwidth characters decodes as its ASCII twin', () => {
+test('an escape spelt with fullwidth or look-alike characters decodes as its ASCII twin', () => {
   // Found by the fullwidth property above: `%00` decoded to NUL (dropped) while `%0０` stayed.
   assert.equal(tombstoneKey(SCOPE, '%0\uff10 deploy'), tombstoneKey(SCOPE, '%00 deploy'));
   assert.equal(normalizeValue('rotate\uff05\uff12\uff10keys'), normalizeValue('rotate%20keys'));
   assert.equal(normalizeValue('rotate%20keys'), 'rotate keys');
+  // A look-alike letter inside an escape (found by the homoglyph property: `%0А`, Cyrillic A).
+  assert.equal(tombstoneKey(SCOPE, '%0\u0410 deploy'), tombstoneKey(SCOPE, '%0A deploy'));
   // Control: a different escaped byte is a different value.
   assert.notEqual(tombstoneKey(SCOPE, '%41 deploy'), tombstoneKey(SCOPE, '%42 deploy'));
 });

@@ -92,9 +92,11 @@ function decodeEscapes(text: string): string {
 
 /** normalizeValue before punctuation is folded (leetspeak matching needs `@`, `$`, `!`, `|`). */
 function canonical(text: string): string {
-  // Escapes are decoded from the compatibility form, so a fullwidth `％` or digit inside one
-  // (`%0０`) decodes as its ASCII twin does.
-  let t = stripInvisible(decodeEscapes(stripInvisible(text).normalize('NFKC')))
+  // Escapes are decoded from the form the key compares (compatibility forms, look-alikes and
+  // digits of any script made plain), so `%0０` (a fullwidth digit) or `%0А` (a Cyrillic A)
+  // decodes as its ASCII twin does.
+  const plain = asciiDigits(confusableSkeleton(stripInvisible(text).normalize('NFKC')));
+  let t = stripInvisible(decodeEscapes(plain))
     .normalize('NFKD')
     .replace(DIACRITICS, '')
     .normalize('NFKC');

@@ -10,6 +10,7 @@ import { after, describe, it } from 'node:test';
 import pg from 'pg';
 import { BIN, cli, gitRepo, tmpDir } from './helpers.js';
 import { pgSkipReason, throwawayDb } from './pg-fixtures.js';
+import { servingUrl } from './http-live.js';
 
 const pgSkip = await pgSkipReason();
 const dirs: string[] = [];
@@ -138,15 +139,7 @@ describe('store.lock_timeout_ms holds on mneme serve --db', () => {
       });
       const holder = new pg.Client({ connectionString: db.url });
       try {
-        const url = await new Promise<string>((resolve, reject) => {
-          let out = '';
-          server.stdout.on('data', (d: Buffer) => {
-            out += d.toString();
-            const m = /mneme serving (http:\/\/\S+)/.exec(out);
-            if (m) resolve(m[1]!);
-          });
-          server.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
-        });
+        const url = await servingUrl(server);
         await holder.connect();
         const key = createHash('sha256').update('acme').digest().readInt32BE(0);
         await holder.query('SELECT pg_advisory_lock($1, $2)', [0x6d6e6d77, key]);

@@ -18,6 +18,7 @@ import { parseFast } from '../src/surfaces/cli/fast.js';
 import { zodLeaf } from '../src/surfaces/config/settings.js';
 import { BIN, cli, gitRepo, ROOT, tmpDir } from './helpers.js';
 import { makeWorld } from './hook-helpers.js';
+import { servingUrl } from './http-live.js';
 
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -340,15 +341,7 @@ describe('a setting from config.toml changes behaviour', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        child.stdout.on('data', (d: Buffer) => {
-          out += d.toString();
-          const m = /mneme serving (http:\/\/\S+)/.exec(out);
-          if (m) resolve(m[1]!);
-        });
-        child.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
-      });
+      const url = await servingUrl(child);
       const post = (abstract: string) =>
         fetch(`${url}/api/memories`, {
           method: 'POST',

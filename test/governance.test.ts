@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { BIN, cli, tmpDir } from './helpers.js';
 import { pgSkipReason, throwawayDb, type ThrowawayDb } from './pg-fixtures.js';
+import { servingUrl } from './http-live.js';
 
 const skip = await pgSkipReason();
 if (skip) console.log(`# skipping the governance tests: ${skip}`);
@@ -65,15 +66,7 @@ function serve(url: string, home: string): Promise<{ child: ChildProcess; base: 
     env: { ...process.env, MNEME_HOME: home },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /mneme serving (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ child, base: m[1]! });
-    });
-    child.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
-  });
+  return servingUrl(child).then((base) => ({ child, base }));
 }
 
 describe(

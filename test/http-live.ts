@@ -1,4 +1,5 @@
 // A real server on 127.0.0.1:0 over a fresh store (for the MCP round trip and browser tests).
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startServer } from '../src/surfaces/http/server.js';
@@ -28,4 +29,17 @@ export async function liveServer() {
       fs.rmSync(repo, { recursive: true, force: true });
     },
   };
+}
+
+/** The URL a `mneme serve` child prints once it listens; rejects if it exits first. */
+export function servingUrl(child: ChildProcess): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /mneme serving (http:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
+  });
 }

@@ -19,6 +19,7 @@ import { startServer } from '../src/surfaces/http/server.js';
 import { BIN, terminal } from './helpers.js';
 import { makeWorld, type World } from './hook-helpers.js';
 import { pgSkipReason, throwawayDb, type ThrowawayDb } from './pg-fixtures.js';
+import { servingUrl } from './http-live.js';
 
 const pgSkip = await pgSkipReason();
 
@@ -439,15 +440,7 @@ function suite(kind: 'files' | 'postgres') {
             { env: { ...f.w.env, ...f.env }, stdio: ['ignore', 'pipe', 'pipe'] },
           );
           try {
-            const url = await new Promise<string>((resolve, reject) => {
-              let out = '';
-              server.stdout.on('data', (d: Buffer) => {
-                out += d.toString();
-                const m = /mneme serving (http:\/\/\S+)/.exec(out);
-                if (m) resolve(m[1]!);
-              });
-              server.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
-            });
+            const url = await servingUrl(server);
             const get = async (p: string) => {
               const r = await fetch(`${url}${p}${p.includes('?') ? '&' : '?'}project=${project}`, {
                 headers: bearer,

@@ -15,8 +15,10 @@ export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=f
 want="@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION @openai/codex@$CODEX_VERSION"
 have="$( (cd "$dir" && npm ls --depth=0 --parseable --long 2>/dev/null) | tr '\n' ' ')"
 if [[ "$have" != *"@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"* || "$have" != *"@openai/codex@$CODEX_VERSION"* ]]; then
-  # claude-code's postinstall only links its native binary; the package ships it.
-  npm install --prefix "$dir" --no-save --allow-scripts=@anthropic-ai/claude-code $want >/dev/null
+  # claude-code's postinstall only links its native binary; the package ships it. npm 11 refuses
+  # --allow-scripts in a project-scoped install, so the folder's own package.json allows it.
+  printf '%s\n' '{"private":true,"allowScripts":{"@anthropic-ai/claude-code":true}}' >"$dir/package.json"
+  npm install --prefix "$dir" --no-save $want >/dev/null
 fi
 "$dir/node_modules/.bin/claude" --version
 "$dir/node_modules/.bin/codex" --version

@@ -411,7 +411,7 @@ async function converse(
         report.refused.push({
           line: l.line,
           op: 'lookup',
-          reason: `${at(l.line)}: round ${round} was the last of ${max} (distill.max_rounds); the lookup was not answered`,
+          reason: `round ${round} was the last of ${max} (distill.max_rounds); the lookup was not answered`,
         });
       return parsed;
     }

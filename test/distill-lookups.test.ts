@@ -48,6 +48,7 @@ interface World {
     plan: Plan,
     transcript: string[],
     limits?: Partial<DistillLimits>,
+    dryRun?: boolean,
   ) => Promise<DistillReport>;
   prompt: (n: number) => string;
   calls: () => number;
@@ -97,7 +98,7 @@ async function newWorld(kind: StoreKind): Promise<World> {
       );
       return r!.id;
     },
-    async distill(plan, transcript, limits = {}) {
+    async distill(plan, transcript, limits = {}, dryRun = false) {
       fs.writeFileSync(path.join(fake, 'plan.json'), JSON.stringify({ rounds: plan }));
       const id = `s${++session}`;
       await sessions.appendArchive(
@@ -116,7 +117,7 @@ async function newWorld(kind: StoreKind): Promise<World> {
           host: 'claude-code',
           session: id,
           handoff: false,
-          dryRun: false,
+          dryRun,
           limits: { ...DISTILL_DEFAULTS, ...limits },
         },
       );
@@ -410,6 +411,30 @@ for (const kind of ['files', 'postgres'] as const)
         const usage = await w.engine.distillUsage();
         assert.equal(usage.runsLastHour, 3, 'each round is a run the hourly cap counts');
         assert.equal(usage.today.runs, 3);
+      });
+
+      it('--dry-run answers lookups and shows the last round, applying nothing', async () => {
+        const w = await world();
+        const id = await w.remember(w.engine, 'The queue is RabbitMQ', 'message queue');
+        const update =
+          '{"op":"update","handle":"@handle(RabbitMQ)","abstract":"The queue is NATS","evidence":[[1,1]]}';
+        const r = await w.distill(
+          [
+            [{ when: 'RabbitMQ', then: update, else: '{"op":"lookup","recall":"queue"}' }],
+            [update],
+          ],
+          ['We replaced the queue with NATS.'],
+          { sheetSize: 0 },
+          true,
+        );
+        assert.equal(w.calls(), 2);
+        assert.equal(r.lookups.joined, 1);
+        assert.deepEqual(
+          r.dryRun!.map((x) => x.op),
+          [{ op: 'update', handle: 'h1', abstract: 'The queue is NATS', evidence: [[1, 1]] }],
+        );
+        assert.equal(r.applied.length, 0);
+        assert.equal((await current(w.viewer, id)).abstract, 'The queue is RabbitMQ');
       });
 
       it('max_rounds 1: lookups are never answered', async () => {

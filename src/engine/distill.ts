@@ -23,7 +23,13 @@ import {
   type BatchMessage,
   type Sheet,
 } from './distill-prompt.js';
-import { addSpend, spendOf, type DistillLimits, type Executor } from './distill-limits.js';
+import {
+  addSpend,
+  DISTILL_DEFAULTS,
+  spendOf,
+  type DistillLimits,
+  type Executor,
+} from './distill-limits.js';
 
 export { DISTILL_DEFAULTS, type DistillLimits, type Executor } from './distill-limits.js';
 
@@ -347,7 +353,9 @@ function sheetTarget(handles: Map<string, { id: string }>, h: string): string | 
   return null;
 }
 
-const rounds = (l: DistillLimits) => Math.max(1, l.maxRounds);
+/** Executor rounds per batch; a limit without a whole number takes the default, never "unbounded". */
+const rounds = (l: DistillLimits) =>
+  Number.isInteger(l.maxRounds) ? Math.max(1, l.maxRounds) : DISTILL_DEFAULTS.maxRounds;
 
 /**
  * Takes one executor run from the runs-per-hour cap (across the store), or says why not.

@@ -10,6 +10,8 @@ export interface DistillLimits {
   sheetSize: number;
   /** Batches per invocation. */
   maxBatches: number;
+  /** Executor runs per batch: the first, and one more after each round of lookups. */
+  maxRounds: number;
 }
 
 export const DISTILL_DEFAULTS: DistillLimits = {
@@ -17,6 +19,7 @@ export const DISTILL_DEFAULTS: DistillLimits = {
   maxRunsPerHour: 20,
   sheetSize: 40,
   maxBatches: 5,
+  maxRounds: 3,
 };
 
 /** What one host's sessions cost the distiller on one day (UTC): executor runs and characters. */

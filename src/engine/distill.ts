@@ -4,16 +4,32 @@
 // one write path as the distiller, at trust `claimed` at most, with provenance into the archive.
 // Crash safety: the parsed operations are written in-flight before apply and replayed with the
 // same idempotency keys; the watermark advances only after apply.
+// Lookups: an output with lookup lines is answered (distill-lookups.ts) and the executor asked
+// again, at most `maxRounds` runs per batch, each one a run the cost caps count. The output of
+// the last round is the answer: its lookups are stopped (counted), its other lines processed.
 import { canonicalJson, sha256 } from '../core/hash.js';
-import { parseModelOutput, type ModelOp } from '../core/distill-ops.js';
+import { parseModelOutput, type ModelOp, type ParsedOutput } from '../core/distill-ops.js';
 import { deriveSlug } from '../core/slug.js';
 import { messageOf, type Host } from '../core/transcript.js';
 import type { Actor } from '../core/types.js';
 import type { SessionRef, SessionStore } from '../store/sessions.js';
 import { applyEach } from './apply.js';
 import type { EngineContext } from './context.js';
-import { buildPrompt, buildSheet, type BatchMessage } from './distill-prompt.js';
-import { addSpend, spendOf, type DistillLimits, type Executor } from './distill-limits.js';
+import { answerLookups } from './distill-lookups.js';
+import {
+  buildPrompt,
+  buildSheet,
+  roundPrompt,
+  type BatchMessage,
+  type Sheet,
+} from './distill-prompt.js';
+import {
+  addSpend,
+  DISTILL_DEFAULTS,
+  spendOf,
+  type DistillLimits,
+  type Executor,
+} from './distill-limits.js';
 
 export { DISTILL_DEFAULTS, type DistillLimits, type Executor } from './distill-limits.js';
 
@@ -46,6 +62,21 @@ export interface DistillReport {
   capped: string | null;
   dryRun: { line: number; op: ModelOp }[] | null;
   error: string | null;
+  lookups: LookupReport;
+}
+
+/** What the distiller's lookups did in one invocation (all batches). */
+export interface LookupReport {
+  /** Executor runs (every round of every batch). */
+  rounds: number;
+  /** Lookup lines answered. */
+  answered: number;
+  /** Memories that joined a reconcile sheet through an answer. */
+  joined: number;
+  /** Lookup lines of a last round: not answered (the model asked for one round too many). */
+  stopped: number;
+  /** Non-lookup lines of an output that asked lookups (it was asked again instead). */
+  ignored: number;
 }
 
 interface PlannedOp {
@@ -86,6 +117,7 @@ export async function distillSession(
     capped: null,
     dryRun: opts.dryRun ? [] : null,
     error: null,
+    lookups: { rounds: 0, answered: 0, joined: 0, stopped: 0, ignored: 0 },
   };
   const newlyRefused: PendingOp[] = [];
 
@@ -180,38 +212,20 @@ export async function distillSession(
       watermark = last;
       continue;
     }
-    // Cost cap: executor runs per hour across the whole store.
-    const now = ctx.clock().getTime();
-    const runs = ((await sessions.readShared<number[]>('runs')) ?? []).filter(
-      (t) => typeof t === 'number' && now - t < HOUR,
-    );
-    if (runs.length >= opts.limits.maxRunsPerHour) {
-      report.capped = `runs per hour: ${runs.length} of ${opts.limits.maxRunsPerHour} used; the rest waits for the next run`;
-      break;
-    }
-    await sessions.writeShared('runs', [...runs, now]);
     const batchText = messages.map((m) => m.text).join('\n');
     const sheet = await buildSheet(ctx, batchText, opts.limits.sheetSize);
-    const prompt = buildPrompt({
+    const base = buildPrompt({
       messages,
       sheet,
       types: ctx.registry.names().filter((t) => opts.handoff || t !== 'handoff'),
       handoff: opts.handoff ? { session: opts.session } : null,
       today: ctx.clock().toISOString().slice(0, 10),
+      rounds: rounds(opts.limits),
     });
-    let output: string;
-    try {
-      output = await executor(prompt);
-    } catch (e) {
-      await countSpend(ctx, sessions, opts.host, prompt.length, 0);
-      report.error = `executor failed: ${(e as Error).message}`;
-      break;
-    }
-    await countSpend(ctx, sessions, opts.host, prompt.length, output.length);
+    const parsed = await converse(ctx, sessions, executor, opts, report, base, sheet);
+    if (!parsed) break;
     const from = messages[0]!.line;
     report.batches.push({ from, to: last, messages: messages.length });
-    const parsed = parseModelOutput(output);
-    report.malformed.push(...parsed.malformed);
     const planned: PlannedOp[] = [];
     let handoffs = 0;
     for (const { line, op } of parsed.ops) {
@@ -268,7 +282,11 @@ export async function distillSession(
       } else {
         const target = sheetTarget(sheet.handles, op.handle);
         if (!target) {
-          refuse(`handle ${op.handle} is not on the reconcile sheet`);
+          refuse(
+            op.handle.startsWith('mem_')
+              ? `${op.handle} is not on the reconcile sheet (a lookup answer that shows it with a handle puts it there)`
+              : `handle ${op.handle} is not on the reconcile sheet`,
+          );
           continue;
         }
         engineOp =
@@ -328,8 +346,89 @@ export async function distillUsage(ctx: EngineContext, sessions: SessionStore) {
   };
 }
 
+/** The memory a handle names: an hN of the sheet, or the id of a memory on the sheet. */
 function sheetTarget(handles: Map<string, { id: string }>, h: string): string | null {
-  return handles.get(h)?.id ?? null;
+  if (!h.startsWith('mem_')) return handles.get(h)?.id ?? null;
+  for (const v of handles.values()) if (v.id === h) return h;
+  return null;
+}
+
+/** Executor rounds per batch; a limit without a whole number takes the default, never "unbounded". */
+const rounds = (l: DistillLimits) =>
+  Number.isInteger(l.maxRounds) ? Math.max(1, l.maxRounds) : DISTILL_DEFAULTS.maxRounds;
+
+/**
+ * Takes one executor run from the runs-per-hour cap (across the store), or says why not.
+ */
+async function takeRun(sessions: SessionStore, now: number, max: number): Promise<string | null> {
+  const runs = ((await sessions.readShared<number[]>('runs')) ?? []).filter(
+    (t) => typeof t === 'number' && now - t < HOUR,
+  );
+  if (runs.length >= max)
+    return `runs per hour: ${runs.length} of ${max} used; the rest waits for the next run`;
+  await sessions.writeShared('runs', [...runs, now]);
+  return null;
+}
+
+/**
+ * One batch's exchange with the executor: round 1 on the prompt, and while its output asks
+ * lookups and rounds remain, the answers appended and the executor asked again. Returns the
+ * last round's parsed output, or null when the batch stops (a cap, a failed executor): then
+ * nothing of it is applied and the watermark stays.
+ */
+async function converse(
+  ctx: EngineContext,
+  sessions: SessionStore,
+  executor: Executor,
+  opts: DistillOptions,
+  report: DistillReport,
+  base: string,
+  sheet: Sheet,
+): Promise<ParsedOutput | null> {
+  const max = rounds(opts.limits);
+  const answers: string[][] = [];
+  for (let round = 1; ; round++) {
+    const capped = await takeRun(sessions, ctx.clock().getTime(), opts.limits.maxRunsPerHour);
+    if (capped) {
+      report.capped = capped;
+      return null;
+    }
+    const prompt = roundPrompt(base, answers, round, max);
+    let output: string;
+    try {
+      output = await executor(prompt);
+    } catch (e) {
+      await countSpend(ctx, sessions, opts.host, prompt.length, 0);
+      report.error = `executor failed: ${(e as Error).message}`;
+      return null;
+    }
+    await countSpend(ctx, sessions, opts.host, prompt.length, output.length);
+    report.lookups.rounds++;
+    const parsed = parseModelOutput(output);
+    const at = (line: number) => (round > 1 ? `round ${round}, line ${line}` : `line ${line}`);
+    report.malformed.push(
+      ...parsed.malformed.map((m) =>
+        round > 1 ? { ...m, problem: `${at(m.line)}: ${m.problem}` } : m,
+      ),
+    );
+    if (parsed.lookups.length === 0) return parsed;
+    if (round >= max) {
+      // The model asked for a round past the last: its lookups are stopped, its answer stands.
+      report.lookups.stopped += parsed.lookups.length;
+      for (const l of parsed.lookups)
+        report.refused.push({
+          line: l.line,
+          op: 'lookup',
+          reason: `round ${round} was the last of ${max} (distill.max_rounds); the lookup was not answered`,
+        });
+      return parsed;
+    }
+    report.lookups.ignored += parsed.ops.filter((o) => o.op.op !== 'skip').length;
+    const a = await answerLookups(ctx, sheet, parsed.lookups);
+    report.lookups.answered += a.answered;
+    report.lookups.joined += a.joined.length;
+    answers.push(a.lines);
+  }
 }
 
 /** One handoff per session: a second one supersedes the first (same subject, same slug). */

@@ -118,7 +118,7 @@ data an agent, a bundle or a model can supply.
 ### A hostile model output (the distiller)
 
 - Its lines are parsed against the model's own vocabulary (new, update, supersede, retract,
-  skip): \`confirm\`, \`release\`, \`lift\` or \`propose\` lines are counted as malformed and
+  skip, lookup): \`confirm\`, \`release\`, \`lift\` or \`propose\` lines are counted as malformed and
   do nothing. A handle that was not on its reconcile sheet (another project's memory, a made-up
   one) is refused, and so is a rejected value. A \`trust\`, \`global\` or \`scope\` field is
   ignored: what it writes is \`claimed\` at most, in the session's project. An injection it writes
@@ -126,6 +126,14 @@ data an agent, a bundle or a model can supply.
   do, at trust claimed, in the session's project\`, \`human-only verbs, unseen handles and
   rejected values take no effect\`, \`an injection in model output is quarantined and never
   served to an agent\`)
+- Its lookups are answered from its reconcile sheet's boundary only (the session's project and
+  global, eligible memories): a \`read\` of another project's memory or of a retracted one is
+  answered \`not available\` and shows nothing of it, and an operation naming it afterwards is
+  refused; only a memory an answer shows joins the sheet. A model that asks for lookups past the
+  last round (\`distill.max_rounds\`, default 3) is stopped, and every round is a run the
+  runs-per-hour cap counts. (\`distill-lookups: cannot touch a memory it looked up that the
+  boundary does not hold; can touch one it does\`, \`a model that asks for a fourth round is
+  stopped; its last answer is applied\`)
 - On a store whose journal does not verify it applies nothing and keeps its batch for after the
   repair. (\`adversary-journal: keeps its batch in flight instead of dropping it, and applies it
   after the repair\`)

@@ -274,6 +274,7 @@ function summary(r: DistillReport): Record<string, unknown> {
     malformed: r.malformed.length,
     skipped: r.skipped,
     retried: r.retried,
+    ...(r.lookups.answered || r.lookups.stopped ? { lookups: r.lookups } : {}),
     ...(r.capped ? { capped: r.capped } : {}),
   };
 }
@@ -292,6 +293,11 @@ function formatReport(r: DistillReport): string {
       `  ${r.malformed.length} malformed line(s): ${r.malformed.map((m) => `${m.line} ${m.problem}`).join('; ')}`,
     );
   if (r.skipped) lines.push(`  ${r.skipped} skip(s)`);
+  const l = r.lookups;
+  if (l.answered || l.stopped)
+    lines.push(
+      `  lookups: ${l.answered} answered in ${l.rounds} executor run(s), ${l.joined} memory(ies) joined the sheet, ${l.stopped} stopped past the last round, ${l.ignored} line(s) of a lookup round ignored`,
+    );
   if (r.retried.applied || r.retried.dropped)
     lines.push(`  retried pending: ${r.retried.applied} applied, ${r.retried.dropped} dropped`);
   if (r.capped) lines.push(`  capped: ${r.capped}`);

@@ -376,6 +376,14 @@ export const SETTINGS = {
       default: DISTILL_DEFAULTS.maxBatches,
       meaning: 'batches per distiller invocation',
     }),
+    max_rounds: def({
+      key: 'distill.max_rounds',
+      env: 'MNEME_DISTILL_MAX_ROUNDS',
+      kind: intKind(1, 10),
+      default: DISTILL_DEFAULTS.maxRounds,
+      meaning:
+        'executor runs per batch: lookups the model asks are answered and it is asked again, up to this many rounds (1: no lookups answered)',
+    }),
   },
   hooks: {
     disabled: def({

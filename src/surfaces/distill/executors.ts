@@ -62,6 +62,7 @@ export function distillSettings(loaded: LoadedSettings, host: Host): DistillSett
       maxRunsPerHour: d.max_runs_per_hour,
       sheetSize: d.sheet_size,
       maxBatches: d.max_batches,
+      maxRounds: d.max_rounds,
     },
   };
 }

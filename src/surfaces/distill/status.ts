@@ -23,6 +23,7 @@ export interface DistillStatus {
   caps: {
     max_runs_per_hour: number;
     max_batches: number;
+    max_rounds: number;
     max_batch_chars: number;
     timeout_ms: number;
     max_output_bytes: number;
@@ -67,6 +68,7 @@ export async function distillStatus(
     caps: {
       max_runs_per_hour: d.max_runs_per_hour,
       max_batches: d.max_batches,
+      max_rounds: d.max_rounds,
       max_batch_chars: d.max_batch_chars,
       timeout_ms: d.timeout_ms,
       max_output_bytes: d.max_output_bytes,
@@ -85,7 +87,8 @@ export function spendText(st: DistillStatus): string {
     `${st.usage.runsLastHour} of ${st.caps.max_runs_per_hour} executor runs in the last hour; ` +
     `today (${t.day} UTC) ${t.runs} run(s)${byHost ? ` (${byHost})` : ''}, ` +
     `${t.promptChars} prompt and ${t.outputChars} output characters; ` +
-    `per run at most ${st.caps.max_batches} batches of ${st.caps.max_batch_chars} characters, ` +
+    `per run at most ${st.caps.max_batches} batches of ${st.caps.max_batch_chars} characters ` +
+    `(${st.caps.max_rounds} executor round(s) each), ` +
     `${st.caps.timeout_ms} ms, ${st.caps.max_output_bytes} output bytes`
   );
 }

@@ -39,7 +39,7 @@ import type {
   VectorStore,
   VerifyReport,
 } from '../port.js';
-import { commitIn } from './commit-rows.js';
+import { commitIn, type HeldHead } from './commit-rows.js';
 import { connectionError, fromDb, pgError, redactUrl } from './errors.js';
 import {
   anchorOf,
@@ -86,6 +86,13 @@ export class PostgresStore implements Store {
    */
   vectorAvailable = false;
   private readonly tx = new AsyncLocalStorage<pg.PoolClient>();
+  /**
+   * What the open write transaction already knows (it holds the tenant's lock, so nobody else
+   * changes it): the head its last commit left, and the tombstones it read (by scope list).
+   * Dropped at the transaction's end, and by every write that is not a plain commit.
+   */
+  private held: HeldHead | null = null;
+  private readonly tombstoneCache = new Map<string, Tombstone[]>();
   private queue: Promise<unknown> = Promise.resolve();
   private readonly lockTimeoutMs: number;
   /** The tenant's advisory lock id (a hash collision only makes two tenants queue together). */
@@ -205,6 +212,7 @@ export class PostgresStore implements Store {
       } catch (e) {
         throw pgError(e);
       }
+      this.forget();
       const out = await this.tx.run(client, fn);
       await client.query('COMMIT');
       return out;
@@ -212,6 +220,7 @@ export class PostgresStore implements Store {
       await client.query('ROLLBACK').catch(() => (broken = true));
       throw fromDb(e);
     } finally {
+      this.forget();
       client.release(broken);
     }
   }
@@ -224,13 +233,55 @@ export class PostgresStore implements Store {
     // Not released after success (saves a round trip): COMMIT releases them all, and a later
     // ROLLBACK TO goes back to the newest savepoint of that name only.
     await client.query('SAVEPOINT mneme_commit');
+    if (req.tombstone) this.tombstoneCache.clear();
     try {
-      return await commitIn(client, this.tenant, req);
+      const { entry, held } = await commitIn(client, this.tenant, req, this.held);
+      this.held = held;
+      return entry;
     } catch (e) {
-      // Keep the surrounding transaction usable (the engine journals the refusal next).
+      // Keep the surrounding transaction usable (the engine journals the refusal next); the
+      // head this transaction held is unchanged by the rollback.
       await client.query('ROLLBACK TO SAVEPOINT mneme_commit');
       throw fromDb(e);
     }
+  }
+
+  /**
+   * Several commits in one transaction under the tenant's lock: each is its own journaled
+   * commit (its own savepoint), so one refused (a stale revision, a unique violation) is
+   * reported in its slot and the others still commit. They are acknowledged only once the
+   * transaction committed: if it fails (a lost connection, a failing COMMIT) this throws and
+   * none of them was written. Inside an open write transaction they join it.
+   */
+  async commitMany(
+    reqs: readonly CommitRequest[],
+  ): Promise<({ ok: true; entry: JournalEntry } | { ok: false; error: MnemeError })[]> {
+    if (reqs.length === 0) return [];
+    return this.withWriteLock(async () => {
+      const out: ({ ok: true; entry: JournalEntry } | { ok: false; error: MnemeError })[] = [];
+      for (const req of reqs) {
+        try {
+          out.push({ ok: true, entry: await this.commit(req) });
+        } catch (e) {
+          const err = fromDb(e);
+          // A refusal stays in its slot; anything else (the chain refused, a failing
+          // statement, the connection lost) fails the whole transaction.
+          const refusal =
+            err instanceof MnemeError &&
+            (err.code === 'conflict' || err.code === 'refused') &&
+            err.details?.chain !== 'broken';
+          if (!refusal) throw err;
+          out.push({ ok: false, error: err });
+        }
+      }
+      return out;
+    });
+  }
+
+  /** Drops what the write transaction knew (its end, or a write that is not a plain commit). */
+  private forget(): void {
+    this.held = null;
+    this.tombstoneCache.clear();
   }
 
   // ---- reads ------------------------------------------------------------------------------
@@ -267,7 +318,15 @@ export class PostgresStore implements Store {
   }
 
   async tombstones(scopes: string[]): Promise<Tombstone[]> {
-    return reads.tombstones(this.query, this.tenant, scopes);
+    if (!this.tx.getStore()) return reads.tombstones(this.query, this.tenant, scopes);
+    // Inside the write transaction only this transaction's commits arm or lift one.
+    const key = JSON.stringify(scopes);
+    let got = this.tombstoneCache.get(key);
+    if (!got) {
+      got = await reads.tombstones(this.query, this.tenant, scopes);
+      this.tombstoneCache.set(key, got);
+    }
+    return [...got];
   }
 
   async proposals(q: ProposalQuery): Promise<Proposal[]> {
@@ -320,6 +379,7 @@ export class PostgresStore implements Store {
     const first = await this.evaluate();
     if (!first.problem && !first.head?.broken) return reportOf(first.scan, first.problem);
     return this.withWriteLock(async () => {
+      this.forget();
       const ev = await this.evaluate();
       const want = ev.problem ? JSON.stringify(ev.problem) : null;
       if (ev.head && ev.head.broken !== want)
@@ -340,9 +400,10 @@ export class PostgresStore implements Store {
   }
 
   async repairJournal(req: RepairRequest): Promise<RepairReport> {
-    return this.withWriteLock(async () =>
-      repairIn(this.tx.getStore()!, this.tenant, req, () => this.evaluate()),
-    );
+    return this.withWriteLock(async () => {
+      this.forget();
+      return repairIn(this.tx.getStore()!, this.tenant, req, () => this.evaluate());
+    });
   }
 
   // ---- integrity, reindex and rebuild ----------------------------------------------------------------------------
@@ -354,6 +415,7 @@ export class PostgresStore implements Store {
    */
   async rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport> {
     return this.withWriteLock(async () => {
+      this.forget();
       const c = this.tx.getStore()!;
       const lineages = await rederiveLineages(c, this.tenant, onProgress);
       await derived.replayDerived(c, this.tenant);
@@ -374,12 +436,15 @@ export class PostgresStore implements Store {
   async reindex(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
     await this.withWriteLock(async () => {
+      this.forget();
       await rederiveLineages(this.tx.getStore()!, this.tenant, undefined, ids);
     });
   }
 
   async purge(req: PurgeRequest): Promise<PurgeReport> {
     const report = await this.withWriteLock(async () => {
+      // The purge commits (reading the head itself), rewrites journal rows and drops tombstones.
+      this.forget();
       const c = this.tx.getStore()!;
       await c.query('SAVEPOINT mneme_purge');
       try {
@@ -387,6 +452,8 @@ export class PostgresStore implements Store {
       } catch (e) {
         await c.query('ROLLBACK TO SAVEPOINT mneme_purge');
         throw fromDb(e);
+      } finally {
+        this.forget();
       }
     });
     // Once the transaction commits, the old row versions are vacuumed away.
@@ -396,6 +463,7 @@ export class PostgresStore implements Store {
 
   async finishPurge(id: string): Promise<string[]> {
     await this.withWriteLock(async () => {
+      this.forget();
       await rederiveLineages(this.tx.getStore()!, this.tenant, undefined, [id]);
       this.afterCommit.push(() => vacuumAfterPurge(this.pool, this.tenant));
     });

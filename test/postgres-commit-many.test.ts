@@ -191,4 +191,35 @@ describe('Postgres store: commitMany', { skip: skip ?? false }, () => {
     assert.deepEqual(entries, [head + 1, head + 2]);
     assert.equal((await store.verifyJournal()).ok, true);
   });
+
+  it('writers that queue together share a transaction; one that throws is rolled back alone', async () => {
+    const head = (await store.status()).journalHead.seq;
+    const batch = Array.from({ length: 5 }, () => fresh());
+    const settled = await Promise.allSettled(
+      batch.map((r, i) =>
+        store.withWriteLock(async () => {
+          const entry = await store.commit(remember(r));
+          if (i === 2) throw new Error('writer 3 gives up');
+          return entry.seq;
+        }),
+      ),
+    );
+    assert.deepEqual(
+      settled.map((s) => s.status),
+      ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
+    );
+    assert.match(String((settled[2] as PromiseRejectedResult).reason), /writer 3 gives up/);
+    assert.deepEqual(
+      settled.filter((s) => s.status === 'fulfilled').map((s) => s.value),
+      [head + 1, head + 2, head + 3, head + 4],
+    );
+    // Answered only after COMMIT: another connection sees each acknowledged write.
+    const other = PostgresStore.forTenant(store.pool, { tenant: store.tenant });
+    for (const [i, r] of batch.entries())
+      assert.deepEqual(
+        ((await other.getLineage(r.id)) ?? []).map((v) => v.rev),
+        i === 2 ? [] : [1],
+      );
+    assert.equal((await store.verifyJournal()).ok, true);
+  });
 });

@@ -67,6 +67,15 @@ export interface PostgresStoreOptions {
   lockTimeoutMs?: number;
 }
 
+/** The most writers one write transaction carries (bounds how long the lock is held). */
+const MAX_GROUP = 32;
+
+interface Waiter {
+  fn: () => Promise<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
 /** Advisory lock class for per-tenant write locks (the object id is a hash of the tenant). */
 const WRITE_LOCK_CLASS = 0x6d6e6d77; // "mnmw"
 
@@ -164,27 +173,77 @@ export class PostgresStore implements Store {
 
   async withWriteLock<T>(fn: () => Promise<T>): Promise<T> {
     if (this.tx.getStore()) return fn();
-    // Writers of this instance queue here, so at most one pooled connection waits on the lock.
-    const prior = this.queue;
-    let done!: () => void;
-    this.queue = new Promise<void>((r) => (done = r));
-    await prior.catch(() => {});
+    // Writers of this instance queue here, so at most one pooled connection waits on the lock;
+    // the writers that queued while a transaction ran share the next one (group commit).
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      if (this.waiting.length === 1 && !this.draining) this.queue = this.drain();
+    });
+  }
+
+  /** Writers waiting for the next write transaction of this instance. */
+  private readonly waiting: Waiter[] = [];
+  private draining = false;
+
+  private async drain(): Promise<void> {
+    this.draining = true;
     try {
-      const out = await this.inTransaction(fn);
-      // The first write of this instance also finishes a purge whose VACUUM a crash cut off.
-      if (!this.vacuumChecked) {
-        this.vacuumChecked = true;
-        this.afterCommit.push(async () => {
-          if (await vacuumDue(this.pool, this.tenant))
-            await vacuumAfterPurge(this.pool, this.tenant);
-        });
-      }
-      for (const f of this.afterCommit.splice(0)) await f().catch(() => {});
-      return out;
+      while (this.waiting.length > 0) await this.runGroup(this.waiting.splice(0, MAX_GROUP));
     } finally {
-      this.afterCommit.length = 0;
-      done();
+      this.draining = false;
     }
+  }
+
+  /**
+   * One write transaction for the writers that queued together. Alone, a writer's failure
+   * rolls the transaction back; in a group each runs inside its own savepoint, so a failing
+   * one is rolled back alone. Every writer is answered only once COMMIT returned: a commit that
+   * fails fails them all, and none was written.
+   */
+  private async runGroup(group: Waiter[]): Promise<void> {
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    try {
+      if (group.length === 1)
+        outcomes.push({ ok: true, value: await this.inTransaction(group[0]!.fn) });
+      else
+        await this.inTransaction(async () => {
+          const c = this.tx.getStore()!;
+          for (const w of group) {
+            const held = this.held;
+            await c.query('SAVEPOINT mneme_writer');
+            try {
+              outcomes.push({ ok: true, value: await w.fn() });
+            } catch (error) {
+              await c.query('ROLLBACK TO SAVEPOINT mneme_writer');
+              // What the rolled-back writer did is undone: the head it moved, the tombstones.
+              this.held = held;
+              this.tombstoneCache.clear();
+              outcomes.push({ ok: false, error: fromDb(error) });
+            }
+          }
+        });
+    } catch (error) {
+      // Not committed: a writer that failed on its own keeps its own error, the others get this.
+      this.afterCommit.length = 0;
+      group.forEach((w, i) => {
+        const o = outcomes[i];
+        w.reject(o && !o.ok ? o.error : error);
+      });
+      return;
+    }
+    // The first write of this instance also finishes a purge whose VACUUM a crash cut off.
+    if (!this.vacuumChecked) {
+      this.vacuumChecked = true;
+      this.afterCommit.push(async () => {
+        if (await vacuumDue(this.pool, this.tenant)) await vacuumAfterPurge(this.pool, this.tenant);
+      });
+    }
+    for (const f of this.afterCommit.splice(0)) await f().catch(() => {});
+    group.forEach((w, i) => {
+      const o = outcomes[i]!;
+      if (o.ok) w.resolve(o.value);
+      else w.reject(o.error);
+    });
   }
 
   /** Work that must run outside the write transaction, once it committed (a purge's VACUUM). */

@@ -222,4 +222,31 @@ describe('Postgres store: commitMany', { skip: skip ?? false }, () => {
       );
     assert.equal((await store.verifyJournal()).ok, true);
   });
+
+  it('a transaction aborted by a swallowed failing statement is reported failed, not committed', async () => {
+    const head = (await store.status()).journalHead.seq;
+    const lost = fresh();
+    // The open transaction's connection (private): a statement fails on it and the error is
+    // swallowed, as a writer catching a read's failure would.
+    const inTx = () =>
+      (
+        store as unknown as { tx: { getStore(): { query(q: string): Promise<unknown> } } }
+      ).tx.getStore();
+    await assert.rejects(
+      store.withWriteLock(async () => {
+        await store.commit(remember(lost));
+        await inTx()
+          .query('SELECT 1/0')
+          .catch(() => {});
+        return 'acknowledged';
+      }),
+      /rolled back: a statement inside it failed/,
+    );
+    assert.deepEqual(await revs(lost.id), []);
+    assert.equal((await store.status()).journalHead.seq, head);
+    // The same write without the failing statement commits.
+    const seq = await store.withWriteLock(async () => (await store.commit(remember(lost))).seq);
+    assert.equal(seq, head + 1);
+    assert.deepEqual(await revs(lost.id), [1]);
+  });
 });

@@ -273,7 +273,18 @@ export class PostgresStore implements Store {
       }
       this.forget();
       const out = await this.tx.run(client, fn);
-      await client.query('COMMIT');
+      // A statement that failed inside fn without a savepoint (its error caught and not
+      // rethrown) aborted the transaction: COMMIT then answers ROLLBACK without an error, and
+      // nothing fn did may be acknowledged.
+      const done = await client.query('COMMIT');
+      if (done.command !== 'COMMIT')
+        throw new MnemeError(
+          'internal',
+          'the write transaction was rolled back: a statement inside it failed, so none of its writes was made',
+          {
+            hint: 'retry the write; if it fails again, the Postgres server log names the failing statement',
+          },
+        );
       return out;
     } catch (e) {
       await client.query('ROLLBACK').catch(() => (broken = true));

@@ -249,4 +249,29 @@ describe('Postgres store: commitMany', { skip: skip ?? false }, () => {
     assert.equal(seq, head + 1);
     assert.deepEqual(await revs(lost.id), [1]);
   });
+
+  it('a commit made without a savepoint refuses a taken key or slug and writes nothing', async () => {
+    const head = (await store.status()).journalHead.seq;
+    const a = fresh();
+    const [sameKey, sameSlug] = [fresh(), fresh({ slug: a.slug })];
+    const keyed = (r: Revision): CommitRequest => ({
+      body: { ...body('remember', r), idem: 'key-1' },
+      revision: r,
+    });
+    const got = await store.withWriteLock(async () => {
+      const first = await store.commit(keyed(a));
+      // The head is held now: these two take the path without a savepoint.
+      const e1 = await store.commit(keyed(sameKey)).catch((e: Error) => e);
+      const e2 = await store.commit(remember(sameSlug)).catch((e: Error) => e);
+      const next = await store.commit(remember(fresh()));
+      return { seqs: [first.seq, next.seq], e1, e2 };
+    });
+    assert.match(String(got.e1), /idempotency key/);
+    assert.match(String(got.e2), /already holds that subject/);
+    assert.deepEqual(got.seqs, [head + 1, head + 2]);
+    assert.deepEqual(await revs(a.id), [1]);
+    assert.deepEqual(await revs(sameKey.id), []);
+    assert.deepEqual(await revs(sameSlug.id), []);
+    assert.equal((await store.verifyJournal()).ok, true);
+  });
 });

@@ -21,6 +21,7 @@ import type { CommitRequest } from '../port.js';
 import { chainRefused } from '../journal-guard.js';
 import { parsePassphrase, tailProblem, type TailRow } from './journal-rows.js';
 import { applyDerived } from './derived-rows.js';
+import { pgError } from './errors.js';
 import { lineageRevisions } from './lineage-rows.js';
 import { Params, ROW_COLUMNS, ROW_TYPES, rowValues } from './sql.js';
 
@@ -98,10 +99,19 @@ export async function commitIn(
     // A new lineage inserts its memories row (a duplicate id or a live slug taken by a
     // concurrent writer is a unique violation); a later revision moves it from rev N-1 to N, or
     // matches nothing, and then no revision row is inserted (the optimistic check).
+    // A new lineage inserts its memories row unless its id or its live slug is taken, or the
+    // entry's idempotency key was used (nothing is written then, and the conflict is named
+    // below); a later revision moves it from rev N-1 to N, or matches nothing, and then no
+    // revision row is inserted (the optimistic check).
+    const idemFree =
+      entry.idem === null
+        ? ''
+        : `WHERE NOT EXISTS (SELECT 1 FROM journal WHERE tenant_id = ${tenant} AND idem = ${p.add(entry.idem)})`;
     ctes.push(
       r.rev === 1
         ? `m AS (INSERT INTO memories(tenant_id, id, scope, type, slug, current_rev, status)
-             VALUES (${tenant}, ${id}, ${scope}, ${type}, ${slug}, ${rev}, ${status}) RETURNING id)`
+             SELECT ${tenant}, ${id}, ${scope}, ${type}, ${slug}, ${rev}, ${status} ${idemFree}
+             ON CONFLICT DO NOTHING RETURNING id)`
         : `m AS (UPDATE memories SET scope = ${scope}, type = ${type}, slug = ${slug},
              current_rev = ${rev}, status = ${status}
            WHERE tenant_id = ${tenant} AND id = ${id} AND current_rev = ${rev}::int - 1
@@ -168,13 +178,46 @@ export async function commitIn(
     `WITH ${ctes.join(',\n')} SELECT count(*) AS n FROM j`,
     p.values,
   );
-  if (Number(rows[0]!.n) !== 1) {
-    // Only a revision gates the journal row: its lineage moved on since it was read.
-    throw new MnemeError('conflict', `stale revision: ${r!.id} is no longer at rev ${r!.rev - 1}`, {
-      hint: `read it again (\`mneme read ${r!.id}\`) and retry`,
-    });
-  }
+  if (Number(rows[0]!.n) !== 1) throw await refusalOf(c, t, entry, r!);
   // Freshness and weights the entry changes (a sleep_pass recomputes its scopes' weights).
   await applyDerived(c, t, entry);
   return { entry, held: { head: { seq: entry.seq, hash: entry.hash }, passphrase } };
+}
+
+/** Why a revision gated the journal row off (nothing was written): named as the conflict it is. */
+async function refusalOf(
+  c: pg.PoolClient,
+  t: string,
+  entry: JournalEntry,
+  r: Revision,
+): Promise<MnemeError> {
+  if (r.rev > 1)
+    return new MnemeError('conflict', `stale revision: ${r.id} is no longer at rev ${r.rev - 1}`, {
+      hint: `read it again (\`mneme read ${r.id}\`) and retry`,
+    });
+  const { rows } = await c.query<{ id: boolean; idem: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM memories WHERE tenant_id = $1 AND id = $2) AS id,
+            EXISTS (SELECT 1 FROM journal WHERE tenant_id = $1 AND idem = $3) AS idem`,
+    [t, r.id, entry.idem],
+  );
+  const taken = rows[0]!;
+  return pgError({
+    code: '23505',
+    constraint: taken.id ? 'memories_pkey' : taken.idem ? 'journal_idem' : 'memories_live_slug',
+  });
+}
+
+/**
+ * Whether a commit needs a savepoint to leave its transaction usable when it fails. Not when
+ * the transaction already holds the head and the request is a new lineage's plain first
+ * revision: its conflicts are gated off in the statement (refusalOf names them) and its text
+ * holds nothing Postgres refuses, so only a broken connection or a tampered database can fail
+ * it, and those abort the transaction (which then reports failure, never success).
+ */
+export function needsSavepoint(req: CommitRequest, held: HeldHead | null): boolean {
+  const r = req.revision;
+  if (!held || !r || r.rev !== 1 || r.source || req.tombstone || req.proposal) return true;
+  const text = JSON.stringify(r);
+  // Postgres text holds no NUL; a tsvector at most 1 MB.
+  return text.length > 200_000 || text.includes('\\u0000');
 }

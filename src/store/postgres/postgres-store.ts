@@ -39,7 +39,7 @@ import type {
   VectorStore,
   VerifyReport,
 } from '../port.js';
-import { commitIn, type HeldHead } from './commit-rows.js';
+import { commitIn, needsSavepoint, type HeldHead } from './commit-rows.js';
 import { connectionError, fromDb, pgError, redactUrl } from './errors.js';
 import {
   anchorOf,
@@ -300,10 +300,19 @@ export class PostgresStore implements Store {
   async commit(req: CommitRequest): Promise<JournalEntry> {
     const client = this.tx.getStore();
     if (!client) throw new MnemeError('internal', 'commit called without the store lock');
+    if (req.tombstone) this.tombstoneCache.clear();
+    if (!needsSavepoint(req, this.held)) {
+      // Its refusals write nothing (the transaction stays usable); any other failure aborted
+      // the transaction, and COMMIT then reports the failure (inTransaction).
+      const { entry, held } = await commitIn(client, this.tenant, req, this.held).catch((e) => {
+        throw fromDb(e);
+      });
+      this.held = held;
+      return entry;
+    }
     // Not released after success (saves a round trip): COMMIT releases them all, and a later
     // ROLLBACK TO goes back to the newest savepoint of that name only.
     await client.query('SAVEPOINT mneme_commit');
-    if (req.tombstone) this.tombstoneCache.clear();
     try {
       const { entry, held } = await commitIn(client, this.tenant, req, this.held);
       this.held = held;

@@ -384,6 +384,10 @@ program
   .option('--clients <n>', 'concurrent HTTP clients', parsePositive('--clients'), 16)
   .option('--duration <s>', 'seconds of load', parsePositive('--duration'), 20)
   .option('--seed-batch <n>', 'ops per seeding transaction', parsePositive('--seed-batch'), 250)
+  .option(
+    '--mix <shares>',
+    'shares of the load, e.g. remember=1 for writes only (default recall=0.8,remember=0.15,supersede=0.035,forget=0.015)',
+  )
   .option('--workload <file>', 'a gen-workload.mjs file instead of generating one')
   .option('--keep', 'keep the database afterwards (its name is in the result)')
   .option('--out <file>', 'write the result here and nowhere else')
@@ -397,12 +401,14 @@ program
       clients: number;
       duration: number;
       seedBatch: number;
+      mix?: string;
       workload?: string;
       keep?: boolean;
       out?: string;
       label?: string;
     }) => {
-      const { runServe } = await import('./serve.js');
+      const { parseMix, runServe } = await import('./serve.js');
+      const mix = o.mix === undefined ? undefined : parseMix(o.mix);
       const r = await runServe(
         {
           admin: o.db,
@@ -412,6 +418,7 @@ program
           clients: o.clients,
           durationS: o.duration,
           seedBatch: o.seedBatch,
+          mix,
           workload: o.workload,
           keep: o.keep === true,
         },

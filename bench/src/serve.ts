@@ -27,6 +27,8 @@ export interface ServeConfig {
   durationS: number;
   /** Ops per seeding transaction (engine.apply of a batch: one transaction, one commit each). */
   seedBatch: number;
+  /** Shares of the load's operations (default: recall 0.8, remember 0.15, supersede/forget 0.05). */
+  mix?: Mix;
   workload?: string;
   keep: boolean;
 }
@@ -35,6 +37,29 @@ const PROJECT = 'bench';
 const r2 = (n: number) => Math.round(n * 100) / 100;
 
 type OpName = 'recall' | 'remember' | 'supersede' | 'forget';
+export type Mix = Record<OpName, number>;
+
+export const DEFAULT_MIX: Mix = { recall: 0.8, remember: 0.15, supersede: 0.035, forget: 0.015 };
+
+/** `recall=0.8,remember=0.2`: the named shares (the rest 0), scaled to sum to 1. */
+export function parseMix(text: string): Mix {
+  const mix: Mix = { recall: 0, remember: 0, supersede: 0, forget: 0 };
+  for (const part of text.split(',')) {
+    const m = /^\s*(recall|remember|supersede|forget)\s*=\s*(\d+(?:\.\d+)?)\s*$/.exec(part);
+    if (!m)
+      throw new MnemeError('invalid', `--mix: "${part}" is not op=share`, {
+        hint: 'name ops of recall, remember, supersede, forget: --mix recall=0.8,remember=0.2',
+      });
+    mix[m[1] as OpName] = Number(m[2]);
+  }
+  const total = Object.values(mix).reduce((a, b) => a + b, 0);
+  if (total <= 0)
+    throw new MnemeError('invalid', '--mix: the shares add up to 0', {
+      hint: 'give at least one op a positive share: --mix remember=1',
+    });
+  for (const k of Object.keys(mix) as OpName[]) mix[k] = mix[k] / total;
+  return mix;
+}
 
 function startInstance(url: string): Promise<{ child: ChildProcess; base: string }> {
   return new Promise((resolve, reject) => {
@@ -98,32 +123,39 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
       }
     });
 
-    // Seeding: through the engine's write path, a batch of ops per transaction.
+    // Seeding: through the engine's write path, a batch of ops per transaction; the tenants
+    // side by side (each has its own write lock, so they do not queue on each other).
     const nameOf = new Map<string, Map<string, string>>(); // tenant → workload name → id
+    const seeded = new Map<string, number>(tenants.map((t) => [t, 0]));
+    const progress = () =>
+      stderr(`\rseed ${tenants.map((t) => `${t} ${seeded.get(t)}/${memories.length}`).join(', ')}`);
     const seedStart = performance.now();
-    for (const t of tenants) {
-      const engine = await openEngine({
-        db: url,
-        tenant: t,
-        binding: { project: scope, identity: `name:${PROJECT}` },
-        surface: 'human',
-        env: { ...process.env, MNEME_DATABASE_URL: '' },
-        embedder: 'off',
-      });
-      const names = new Map<string, string>();
-      try {
-        for (let i = 0; i < memories.length; i += cfg.seedBatch) {
-          const batch = memories.slice(i, i + cfg.seedBatch);
-          const res = await engine.apply(batch.map(rememberOp), BENCH_ACTOR);
-          res.forEach((r, k) => names.set(batch[k]!.name, r.id));
-          stderr(`\rseed ${t}: ${Math.min(i + cfg.seedBatch, memories.length)}/${memories.length}`);
+    await Promise.all(
+      tenants.map(async (t) => {
+        const engine = await openEngine({
+          db: url,
+          tenant: t,
+          binding: { project: scope, identity: `name:${PROJECT}` },
+          surface: 'human',
+          env: { ...process.env, MNEME_DATABASE_URL: '' },
+          embedder: 'off',
+        });
+        const names = new Map<string, string>();
+        try {
+          for (let i = 0; i < memories.length; i += cfg.seedBatch) {
+            const batch = memories.slice(i, i + cfg.seedBatch);
+            const res = await engine.apply(batch.map(rememberOp), BENCH_ACTOR);
+            res.forEach((r, k) => names.set(batch[k]!.name, r.id));
+            seeded.set(t, Math.min(i + cfg.seedBatch, memories.length));
+            progress();
+          }
+        } finally {
+          await engine.close();
         }
-      } finally {
-        await engine.close();
-      }
-      stderr('\n');
-      nameOf.set(t, names);
-    }
+        nameOf.set(t, names);
+      }),
+    );
+    stderr('\n');
     const seedS = (performance.now() - seedStart) / 1000;
     let dbBytes = 0;
     await admin.query('SELECT 1'); // keep the admin connection alive across a long seed
@@ -148,6 +180,7 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
     const seen = new Map<string, Set<string>>(tenants.map((t) => [t, new Set()]));
     let hits = 0;
     let asked = 0;
+    const mix = cfg.mix ?? DEFAULT_MIX;
     const deadline = performance.now() + cfg.durationS * 1000;
     const loadavgBefore = os.loadavg().map(r2);
     const loadStart = performance.now();
@@ -164,14 +197,16 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
         let q = c * 7;
         while (performance.now() < deadline) {
           const x = rand();
-          const op: OpName =
-            x < 0.8
+          const picked: OpName =
+            x < mix.recall
               ? 'recall'
-              : x < 0.95 || mine.length === 0
+              : x < mix.recall + mix.remember
                 ? 'remember'
-                : x < 0.985
+                : x < mix.recall + mix.remember + mix.supersede
                   ? 'supersede'
                   : 'forget';
+          // Nothing of this client's to revise yet: it remembers first.
+          const op: OpName = picked !== 'recall' && mine.length === 0 ? 'remember' : picked;
           const t0 = performance.now();
           try {
             if (op === 'recall') {
@@ -306,8 +341,10 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
         memories_per_tenant: memories.length,
         clients: cfg.clients,
         duration_s: cfg.durationS,
-        mix: { recall: 0.8, remember: 0.15, supersede: 0.035, forget: 0.015 },
-        seeding: `engine.apply in batches of ${cfg.seedBatch} ops (one transaction per batch, each op its own journaled commit), from the composition root, before the servers start`,
+        mix: Object.fromEntries(
+          Object.entries(mix).map(([k, v]) => [k, Math.round(v * 1e4) / 1e4]),
+        ),
+        seeding: `engine.apply in batches of ${cfg.seedBatch} ops (one transaction per batch, each op its own journaled commit), the tenants side by side, from the composition root, before the servers start`,
         workload: { file: data.path, sha256: data.sha256, generator: 'gen-workload.mjs --seed 42' },
         postgres,
       },

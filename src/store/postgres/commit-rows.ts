@@ -1,26 +1,42 @@
-// The Postgres write path's storage half, inside the caller's transaction and write lock: the
-// head row locked and the journal's tail checked against it, the revision rows, the journal row
-// (moving the head), the freshness and weights it derives, then the tombstone event and
-// proposal row the entry carries.
+// The Postgres write path's storage half, inside the caller's transaction and write lock. The
+// first commit of a transaction locks the head row and checks the journal's tail against it;
+// every commit then writes in ONE statement: the revision row with its lineage header
+// (memories) and its predecessors' derived columns, the journal row, the head row moved to it,
+// and the tombstone event and proposal row the entry carries. The freshness and weights an
+// entry derives follow in their own statements, only for the entries that change them.
 import type pg from 'pg';
+import { MnemeError } from '../../core/errors.js';
 import {
   EMPTY_HEAD,
   commitEntry,
   passphraseSetBy,
   type ChainHead,
   type JournalEntry,
+  type PassphraseRecord,
 } from '../../core/journal.js';
+import { deriveLineage } from '../../core/lineage.js';
+import { toRevision } from '../../core/revision.js';
+import type { Revision } from '../../core/types.js';
 import type { CommitRequest } from '../port.js';
 import { chainRefused } from '../journal-guard.js';
-import { appendRow, parsePassphrase, tailProblem, type TailRow } from './journal-rows.js';
+import { parsePassphrase, tailProblem, type TailRow } from './journal-rows.js';
 import { applyDerived } from './derived-rows.js';
-import { writeRevision } from './lineage-rows.js';
+import { pgError } from './errors.js';
+import { lineageRevisions } from './lineage-rows.js';
+import { Params, ROW_COLUMNS, ROW_TYPES, rowValues } from './sql.js';
 
-export async function commitIn(
-  c: pg.PoolClient,
-  t: string,
-  req: CommitRequest,
-): Promise<JournalEntry> {
+/**
+ * The chain head as this transaction last left it: the head row is row-locked by the first
+ * commit of the transaction and every later commit of it moves the head itself, so what the
+ * transaction wrote need not be read back.
+ */
+export interface HeldHead {
+  head: ChainHead;
+  passphrase: PassphraseRecord | null;
+}
+
+/** Reads and row-locks the chain head, with the journal's tail checked against it. */
+async function lockHead(c: pg.PoolClient, t: string): Promise<HeldHead> {
   // The chain head, row-locked (even a writer that skipped the advisory lock would queue
   // here), with the journal's last row beside it: in one round trip, by primary key, the tail
   // is checked against its anchor before anything is written.
@@ -40,34 +56,168 @@ export async function commitIn(
   const row = rows[0]!;
   const bad = tailProblem(row);
   if (bad) throw chainRefused(bad);
-  const head: ChainHead =
-    row.h_seq !== null ? { seq: Number(row.h_seq), hash: row.h_hash! } : EMPTY_HEAD;
+  return {
+    head: row.h_seq !== null ? { seq: Number(row.h_seq), hash: row.h_hash! } : EMPTY_HEAD,
+    passphrase: parsePassphrase(row.h_pp),
+  };
+}
+
+/** The stored bytes of a revision: its fields in the canonical order of core/revision.ts. */
+const docOf = (r: Revision) => JSON.stringify(toRevision(r));
+
+/**
+ * Commits one request. `held` is the head this transaction left (null: read and lock it); the
+ * head after the commit is returned beside the entry, for the transaction's next commit.
+ */
+export async function commitIn(
+  c: pg.PoolClient,
+  t: string,
+  req: CommitRequest,
+  held: HeldHead | null,
+): Promise<{ entry: JournalEntry; held: HeldHead }> {
+  const { head, passphrase: before } = held ?? (await lockHead(c, t));
   const r = req.revision;
-  if (r) await writeRevision(c, t, r);
+  // Only this lineage's rows are re-derived (invariant 11).
+  const prior = r && r.rev > 1 ? await lineageRevisions(c, t, r.id) : [];
   const entry = commitEntry(head, req);
-  await appendRow(c, t, entry, passphraseSetBy(entry) ?? parsePassphrase(row.h_pp));
-  // Freshness and weights the entry changes (a sleep_pass recomputes its scopes' weights).
-  await applyDerived(c, t, entry);
+  const passphrase = passphraseSetBy(entry) ?? before;
+  const p = new Params();
+  const tenant = p.add(t);
+  const ctes: string[] = [];
+  // With a revision, the journal row is written only if the revision row was.
+  let gate = '';
+  if (r) {
+    const views = deriveLineage([...prior, r]);
+    const [id, rev, scope, type, slug, status] = [
+      r.id,
+      r.rev,
+      r.scope,
+      r.type,
+      r.slug,
+      r.status,
+    ].map((v) => p.add(v));
+    // A new lineage inserts its memories row (a duplicate id or a live slug taken by a
+    // concurrent writer is a unique violation); a later revision moves it from rev N-1 to N, or
+    // matches nothing, and then no revision row is inserted (the optimistic check).
+    // A new lineage inserts its memories row unless its id or its live slug is taken, or the
+    // entry's idempotency key was used (nothing is written then, and the conflict is named
+    // below); a later revision moves it from rev N-1 to N, or matches nothing, and then no
+    // revision row is inserted (the optimistic check).
+    const idemFree =
+      entry.idem === null
+        ? ''
+        : `WHERE NOT EXISTS (SELECT 1 FROM journal WHERE tenant_id = ${tenant} AND idem = ${p.add(entry.idem)})`;
+    ctes.push(
+      r.rev === 1
+        ? `m AS (INSERT INTO memories(tenant_id, id, scope, type, slug, current_rev, status)
+             SELECT ${tenant}, ${id}, ${scope}, ${type}, ${slug}, ${rev}, ${status} ${idemFree}
+             ON CONFLICT DO NOTHING RETURNING id)`
+        : `m AS (UPDATE memories SET scope = ${scope}, type = ${type}, slug = ${slug},
+             current_rev = ${rev}, status = ${status}
+           WHERE tenant_id = ${tenant} AND id = ${id} AND current_rev = ${rev}::int - 1
+           RETURNING id)`,
+    );
+    const values = rowValues(views[views.length - 1]!, docOf(r)).map((v) => p.add(v));
+    ctes.push(`r AS (INSERT INTO revisions(tenant_id, id, rev, ${ROW_COLUMNS.join(', ')})
+      SELECT ${tenant}, ${id}, ${rev}, ${values.join(', ')} FROM m RETURNING 1)`);
+    const olds = views.slice(0, -1);
+    if (olds.length > 0) {
+      // Every column but the truth (doc) of the predecessors, from arrays of their values.
+      const cols = ROW_COLUMNS.filter((k) => k !== 'doc');
+      const rows = olds.map((v) => rowValues(v, ''));
+      const arrays = cols.map((k) => {
+        const i = ROW_COLUMNS.indexOf(k);
+        return `${p.add(rows.map((row) => row[i]))}::${ROW_TYPES[k]}[]`;
+      });
+      ctes.push(`u AS (UPDATE revisions o SET ${cols.map((k) => `${k} = x.${k}`).join(', ')}
+        FROM unnest(${p.add(olds.map((v) => v.id))}::text[], ${p.add(olds.map((v) => v.rev))}::int[],
+                    ${arrays.join(', ')}) AS x(id, rev, ${cols.join(', ')})
+        WHERE o.tenant_id = ${tenant} AND o.id = x.id AND o.rev = x.rev
+          AND EXISTS (SELECT 1 FROM r))`);
+    }
+    gate = 'WHERE EXISTS (SELECT 1 FROM r)';
+  }
+  const seq = p.add(entry.seq);
+  ctes.push(`j AS (INSERT INTO journal(tenant_id, seq, at, op, actor_kind, target_id, idem, entry)
+    SELECT ${tenant}, ${seq}, ${[
+      entry.at,
+      entry.op,
+      entry.actor.kind,
+      entry.target?.id ?? null,
+      entry.idem,
+      JSON.stringify(entry),
+    ]
+      .map((v) => p.add(v))
+      .join(', ')} ${gate} RETURNING seq)`);
+  ctes.push(`h AS (INSERT INTO journal_head(tenant_id, seq, hash, passphrase, broken)
+    SELECT ${tenant}, seq, ${p.add(entry.hash)}, ${p.add(
+      passphrase ? JSON.stringify({ salt: passphrase.salt, hash: passphrase.hash }) : null,
+    )}, NULL FROM j
+    ON CONFLICT (tenant_id) DO UPDATE
+      SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, passphrase = EXCLUDED.passphrase,
+          broken = NULL)`);
   if (req.tombstone) {
     const [event, scope, key, doc] =
       'arm' in req.tombstone
         ? ['arm', req.tombstone.arm.scope, req.tombstone.arm.key, req.tombstone.arm]
         : ['lift', req.tombstone.lift.scope, req.tombstone.lift.key, req.tombstone.lift];
-    await c.query(
-      `INSERT INTO tombstone_events(tenant_id, journal_seq, event, scope, key, doc)
-       VALUES ($1, $2, $3, $4, $5, $6)`,
-      [t, entry.seq, event, scope, key, JSON.stringify(doc)],
-    );
+    ctes.push(`te AS (INSERT INTO tombstone_events(tenant_id, journal_seq, event, scope, key, doc)
+      SELECT ${tenant}, seq, ${[event, scope, key, JSON.stringify(doc)].map((v) => p.add(v)).join(', ')}
+      FROM j)`);
   }
   if (req.proposal) {
-    const p = req.proposal;
-    await c.query(
-      `INSERT INTO proposals(tenant_id, id, scope, state, created_at, doc)
-       VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (tenant_id, id) DO UPDATE
-         SET scope = EXCLUDED.scope, state = EXCLUDED.state, doc = EXCLUDED.doc`,
-      [t, p.id, p.scope, p.state, p.created_at, JSON.stringify(p)],
-    );
+    const pr = req.proposal;
+    ctes.push(`pr AS (INSERT INTO proposals(tenant_id, id, scope, state, created_at, doc)
+      SELECT ${tenant}, ${[pr.id, pr.scope, pr.state, pr.created_at, JSON.stringify(pr)]
+        .map((v) => p.add(v))
+        .join(', ')} FROM j
+      ON CONFLICT (tenant_id, id) DO UPDATE
+        SET scope = EXCLUDED.scope, state = EXCLUDED.state, doc = EXCLUDED.doc)`);
   }
-  return entry;
+  const { rows } = await c.query<{ n: string }>(
+    `WITH ${ctes.join(',\n')} SELECT count(*) AS n FROM j`,
+    p.values,
+  );
+  if (Number(rows[0]!.n) !== 1) throw await refusalOf(c, t, entry, r!);
+  // Freshness and weights the entry changes (a sleep_pass recomputes its scopes' weights).
+  await applyDerived(c, t, entry);
+  return { entry, held: { head: { seq: entry.seq, hash: entry.hash }, passphrase } };
+}
+
+/** Why a revision gated the journal row off (nothing was written): named as the conflict it is. */
+async function refusalOf(
+  c: pg.PoolClient,
+  t: string,
+  entry: JournalEntry,
+  r: Revision,
+): Promise<MnemeError> {
+  if (r.rev > 1)
+    return new MnemeError('conflict', `stale revision: ${r.id} is no longer at rev ${r.rev - 1}`, {
+      hint: `read it again (\`mneme read ${r.id}\`) and retry`,
+    });
+  const { rows } = await c.query<{ id: boolean; idem: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM memories WHERE tenant_id = $1 AND id = $2) AS id,
+            EXISTS (SELECT 1 FROM journal WHERE tenant_id = $1 AND idem = $3) AS idem`,
+    [t, r.id, entry.idem],
+  );
+  const taken = rows[0]!;
+  return pgError({
+    code: '23505',
+    constraint: taken.id ? 'memories_pkey' : taken.idem ? 'journal_idem' : 'memories_live_slug',
+  });
+}
+
+/**
+ * Whether a commit needs a savepoint to leave its transaction usable when it fails. Not when
+ * the transaction already holds the head and the request is a new lineage's plain first
+ * revision: its conflicts are gated off in the statement (refusalOf names them) and its text
+ * holds nothing Postgres refuses, so only a broken connection or a tampered database can fail
+ * it, and those abort the transaction (which then reports failure, never success).
+ */
+export function needsSavepoint(req: CommitRequest, held: HeldHead | null): boolean {
+  const r = req.revision;
+  if (!held || !r || r.rev !== 1 || r.source || req.tombstone || req.proposal) return true;
+  const text = JSON.stringify(r);
+  // Postgres text holds no NUL; a tsvector at most 1 MB.
+  return text.length > 200_000 || text.includes('\\u0000');
 }

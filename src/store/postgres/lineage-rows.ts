@@ -1,60 +1,12 @@
-// Writing revision rows: the new revision with its lineage header (memories) in one statement,
-// then the derived columns of its predecessors; and re-deriving every lineage of a tenant for
-// rebuild. Only the rows of the lineage being written are touched (invariant 11).
+// Revision rows beside the commit (commit-rows.ts writes a new one): a lineage's stored
+// revisions, the derived columns of given rows rewritten in one statement, and every lineage of
+// a tenant re-derived for rebuild and reindex.
 import type pg from 'pg';
-import { MnemeError } from '../../core/errors.js';
 import { deriveLineage } from '../../core/lineage.js';
-import { toRevision } from '../../core/revision.js';
 import type { Revision, RevisionView } from '../../core/types.js';
 import { Params, ROW_COLUMNS, ROW_TYPES, rowValues } from './sql.js';
 
 type Queryable = Pick<pg.PoolClient, 'query'>;
-
-/** The stored bytes of a revision: its fields in the canonical order of core/revision.ts. */
-const docOf = (r: Revision) => JSON.stringify(toRevision(r));
-
-/**
- * Inserts the new revision and re-derives its lineage's rows (only this lineage: invariant
- * 11). The memories row carries the optimistic check: rev N is written only over rev N-1.
- */
-export async function writeRevision(c: Queryable, tenant: string, r: Revision): Promise<void> {
-  const before = r.rev === 1 ? [] : await lineageRevisions(c, tenant, r.id);
-  const views = deriveLineage([...before, r]);
-  const fresh = views[views.length - 1]!;
-  const p = new Params();
-  const [t, id, rev, scope, type, slug, status] = [
-    tenant,
-    r.id,
-    r.rev,
-    r.scope,
-    r.type,
-    r.slug,
-    r.status,
-  ].map((v) => p.add(v));
-  // The memories row is written in the same statement: a new lineage inserts it (a duplicate
-  // id or a live slug taken by a concurrent writer is a unique violation), a later revision
-  // moves it from rev N-1 to N — or matches nothing, and then no revision row is inserted.
-  const memory =
-    r.rev === 1
-      ? `INSERT INTO memories(tenant_id, id, scope, type, slug, current_rev, status)
-         VALUES (${t}, ${id}, ${scope}, ${type}, ${slug}, ${rev}, ${status}) RETURNING id`
-      : `UPDATE memories SET scope = ${scope}, type = ${type}, slug = ${slug},
-           current_rev = ${rev}, status = ${status}
-         WHERE tenant_id = ${t} AND id = ${id} AND current_rev = ${rev}::int - 1 RETURNING id`;
-  const values = rowValues(fresh, docOf(r)).map((v) => p.add(v));
-  const inserted = await c.query(
-    `WITH m AS (${memory})
-     INSERT INTO revisions(tenant_id, id, rev, ${ROW_COLUMNS.join(', ')})
-     SELECT ${t}, ${id}, ${rev}, ${values.join(', ')} FROM m`,
-    p.values,
-  );
-  if (inserted.rowCount !== 1) {
-    throw new MnemeError('conflict', `stale revision: ${r.id} is no longer at rev ${r.rev - 1}`, {
-      hint: `read it again (\`mneme read ${r.id}\`) and retry`,
-    });
-  }
-  await updateRows(c, tenant, views.slice(0, -1));
-}
 
 /** Rewrites every column but the truth (doc) of the given rows, in one statement. */
 export async function updateRows(
@@ -82,7 +34,12 @@ export async function updateRows(
   );
 }
 
-async function lineageRevisions(c: Queryable, tenant: string, id: string): Promise<Revision[]> {
+/** A lineage's revisions, oldest first (the truth a new revision is derived onto). */
+export async function lineageRevisions(
+  c: Queryable,
+  tenant: string,
+  id: string,
+): Promise<Revision[]> {
   const { rows } = await c.query<{ doc: string }>(
     'SELECT doc FROM revisions WHERE tenant_id = $1 AND id = $2 ORDER BY rev',
     [tenant, id],

@@ -39,7 +39,7 @@ import type {
   VectorStore,
   VerifyReport,
 } from '../port.js';
-import { commitIn } from './commit-rows.js';
+import { commitIn, needsSavepoint, type HeldHead } from './commit-rows.js';
 import { connectionError, fromDb, pgError, redactUrl } from './errors.js';
 import {
   anchorOf,
@@ -67,6 +67,15 @@ export interface PostgresStoreOptions {
   lockTimeoutMs?: number;
 }
 
+/** The most writers one write transaction carries (bounds how long the lock is held). */
+const MAX_GROUP = 32;
+
+interface Waiter {
+  fn: () => Promise<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
 /** Advisory lock class for per-tenant write locks (the object id is a hash of the tenant). */
 const WRITE_LOCK_CLASS = 0x6d6e6d77; // "mnmw"
 
@@ -86,6 +95,13 @@ export class PostgresStore implements Store {
    */
   vectorAvailable = false;
   private readonly tx = new AsyncLocalStorage<pg.PoolClient>();
+  /**
+   * What the open write transaction already knows (it holds the tenant's lock, so nobody else
+   * changes it): the head its last commit left, and the tombstones it read (by scope list).
+   * Dropped at the transaction's end, and by every write that is not a plain commit.
+   */
+  private held: HeldHead | null = null;
+  private readonly tombstoneCache = new Map<string, Tombstone[]>();
   private queue: Promise<unknown> = Promise.resolve();
   private readonly lockTimeoutMs: number;
   /** The tenant's advisory lock id (a hash collision only makes two tenants queue together). */
@@ -157,27 +173,77 @@ export class PostgresStore implements Store {
 
   async withWriteLock<T>(fn: () => Promise<T>): Promise<T> {
     if (this.tx.getStore()) return fn();
-    // Writers of this instance queue here, so at most one pooled connection waits on the lock.
-    const prior = this.queue;
-    let done!: () => void;
-    this.queue = new Promise<void>((r) => (done = r));
-    await prior.catch(() => {});
+    // Writers of this instance queue here, so at most one pooled connection waits on the lock;
+    // the writers that queued while a transaction ran share the next one (group commit).
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      if (this.waiting.length === 1 && !this.draining) this.queue = this.drain();
+    });
+  }
+
+  /** Writers waiting for the next write transaction of this instance. */
+  private readonly waiting: Waiter[] = [];
+  private draining = false;
+
+  private async drain(): Promise<void> {
+    this.draining = true;
     try {
-      const out = await this.inTransaction(fn);
-      // The first write of this instance also finishes a purge whose VACUUM a crash cut off.
-      if (!this.vacuumChecked) {
-        this.vacuumChecked = true;
-        this.afterCommit.push(async () => {
-          if (await vacuumDue(this.pool, this.tenant))
-            await vacuumAfterPurge(this.pool, this.tenant);
-        });
-      }
-      for (const f of this.afterCommit.splice(0)) await f().catch(() => {});
-      return out;
+      while (this.waiting.length > 0) await this.runGroup(this.waiting.splice(0, MAX_GROUP));
     } finally {
-      this.afterCommit.length = 0;
-      done();
+      this.draining = false;
     }
+  }
+
+  /**
+   * One write transaction for the writers that queued together. Alone, a writer's failure
+   * rolls the transaction back; in a group each runs inside its own savepoint, so a failing
+   * one is rolled back alone. Every writer is answered only once COMMIT returned: a commit that
+   * fails fails them all, and none was written.
+   */
+  private async runGroup(group: Waiter[]): Promise<void> {
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    try {
+      if (group.length === 1)
+        outcomes.push({ ok: true, value: await this.inTransaction(group[0]!.fn) });
+      else
+        await this.inTransaction(async () => {
+          const c = this.tx.getStore()!;
+          for (const w of group) {
+            const held = this.held;
+            await c.query('SAVEPOINT mneme_writer');
+            try {
+              outcomes.push({ ok: true, value: await w.fn() });
+            } catch (error) {
+              await c.query('ROLLBACK TO SAVEPOINT mneme_writer');
+              // What the rolled-back writer did is undone: the head it moved, the tombstones.
+              this.held = held;
+              this.tombstoneCache.clear();
+              outcomes.push({ ok: false, error: fromDb(error) });
+            }
+          }
+        });
+    } catch (error) {
+      // Not committed: a writer that failed on its own keeps its own error, the others get this.
+      this.afterCommit.length = 0;
+      group.forEach((w, i) => {
+        const o = outcomes[i];
+        w.reject(o && !o.ok ? o.error : error);
+      });
+      return;
+    }
+    // The first write of this instance also finishes a purge whose VACUUM a crash cut off.
+    if (!this.vacuumChecked) {
+      this.vacuumChecked = true;
+      this.afterCommit.push(async () => {
+        if (await vacuumDue(this.pool, this.tenant)) await vacuumAfterPurge(this.pool, this.tenant);
+      });
+    }
+    for (const f of this.afterCommit.splice(0)) await f().catch(() => {});
+    group.forEach((w, i) => {
+      const o = outcomes[i]!;
+      if (o.ok) w.resolve(o.value);
+      else w.reject(o.error);
+    });
   }
 
   /** Work that must run outside the write transaction, once it committed (a purge's VACUUM). */
@@ -205,13 +271,26 @@ export class PostgresStore implements Store {
       } catch (e) {
         throw pgError(e);
       }
+      this.forget();
       const out = await this.tx.run(client, fn);
-      await client.query('COMMIT');
+      // A statement that failed inside fn without a savepoint (its error caught and not
+      // rethrown) aborted the transaction: COMMIT then answers ROLLBACK without an error, and
+      // nothing fn did may be acknowledged.
+      const done = await client.query('COMMIT');
+      if (done.command !== 'COMMIT')
+        throw new MnemeError(
+          'internal',
+          'the write transaction was rolled back: a statement inside it failed, so none of its writes was made',
+          {
+            hint: 'retry the write; if it fails again, the Postgres server log names the failing statement',
+          },
+        );
       return out;
     } catch (e) {
       await client.query('ROLLBACK').catch(() => (broken = true));
       throw fromDb(e);
     } finally {
+      this.forget();
       client.release(broken);
     }
   }
@@ -221,16 +300,67 @@ export class PostgresStore implements Store {
   async commit(req: CommitRequest): Promise<JournalEntry> {
     const client = this.tx.getStore();
     if (!client) throw new MnemeError('internal', 'commit called without the store lock');
+    if (req.tombstone) this.tombstoneCache.clear();
+    if (!needsSavepoint(req, this.held)) {
+      // Its refusals write nothing (the transaction stays usable); any other failure aborted
+      // the transaction, and COMMIT then reports the failure (inTransaction).
+      const { entry, held } = await commitIn(client, this.tenant, req, this.held).catch((e) => {
+        throw fromDb(e);
+      });
+      this.held = held;
+      return entry;
+    }
     // Not released after success (saves a round trip): COMMIT releases them all, and a later
     // ROLLBACK TO goes back to the newest savepoint of that name only.
     await client.query('SAVEPOINT mneme_commit');
     try {
-      return await commitIn(client, this.tenant, req);
+      const { entry, held } = await commitIn(client, this.tenant, req, this.held);
+      this.held = held;
+      return entry;
     } catch (e) {
-      // Keep the surrounding transaction usable (the engine journals the refusal next).
+      // Keep the surrounding transaction usable (the engine journals the refusal next); the
+      // head this transaction held is unchanged by the rollback.
       await client.query('ROLLBACK TO SAVEPOINT mneme_commit');
       throw fromDb(e);
     }
+  }
+
+  /**
+   * Several commits in one transaction under the tenant's lock: each is its own journaled
+   * commit (its own savepoint), so one refused (a stale revision, a unique violation) is
+   * reported in its slot and the others still commit. They are acknowledged only once the
+   * transaction committed: if it fails (a lost connection, a failing COMMIT) this throws and
+   * none of them was written. Inside an open write transaction they join it.
+   */
+  async commitMany(
+    reqs: readonly CommitRequest[],
+  ): Promise<({ ok: true; entry: JournalEntry } | { ok: false; error: MnemeError })[]> {
+    if (reqs.length === 0) return [];
+    return this.withWriteLock(async () => {
+      const out: ({ ok: true; entry: JournalEntry } | { ok: false; error: MnemeError })[] = [];
+      for (const req of reqs) {
+        try {
+          out.push({ ok: true, entry: await this.commit(req) });
+        } catch (e) {
+          const err = fromDb(e);
+          // A refusal stays in its slot; anything else (the chain refused, a failing
+          // statement, the connection lost) fails the whole transaction.
+          const refusal =
+            err instanceof MnemeError &&
+            (err.code === 'conflict' || err.code === 'refused') &&
+            err.details?.chain !== 'broken';
+          if (!refusal) throw err;
+          out.push({ ok: false, error: err });
+        }
+      }
+      return out;
+    });
+  }
+
+  /** Drops what the write transaction knew (its end, or a write that is not a plain commit). */
+  private forget(): void {
+    this.held = null;
+    this.tombstoneCache.clear();
   }
 
   // ---- reads ------------------------------------------------------------------------------
@@ -267,7 +397,15 @@ export class PostgresStore implements Store {
   }
 
   async tombstones(scopes: string[]): Promise<Tombstone[]> {
-    return reads.tombstones(this.query, this.tenant, scopes);
+    if (!this.tx.getStore()) return reads.tombstones(this.query, this.tenant, scopes);
+    // Inside the write transaction only this transaction's commits arm or lift one.
+    const key = JSON.stringify(scopes);
+    let got = this.tombstoneCache.get(key);
+    if (!got) {
+      got = await reads.tombstones(this.query, this.tenant, scopes);
+      this.tombstoneCache.set(key, got);
+    }
+    return [...got];
   }
 
   async proposals(q: ProposalQuery): Promise<Proposal[]> {
@@ -320,6 +458,7 @@ export class PostgresStore implements Store {
     const first = await this.evaluate();
     if (!first.problem && !first.head?.broken) return reportOf(first.scan, first.problem);
     return this.withWriteLock(async () => {
+      this.forget();
       const ev = await this.evaluate();
       const want = ev.problem ? JSON.stringify(ev.problem) : null;
       if (ev.head && ev.head.broken !== want)
@@ -340,9 +479,10 @@ export class PostgresStore implements Store {
   }
 
   async repairJournal(req: RepairRequest): Promise<RepairReport> {
-    return this.withWriteLock(async () =>
-      repairIn(this.tx.getStore()!, this.tenant, req, () => this.evaluate()),
-    );
+    return this.withWriteLock(async () => {
+      this.forget();
+      return repairIn(this.tx.getStore()!, this.tenant, req, () => this.evaluate());
+    });
   }
 
   // ---- integrity, reindex and rebuild ----------------------------------------------------------------------------
@@ -354,6 +494,7 @@ export class PostgresStore implements Store {
    */
   async rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport> {
     return this.withWriteLock(async () => {
+      this.forget();
       const c = this.tx.getStore()!;
       const lineages = await rederiveLineages(c, this.tenant, onProgress);
       await derived.replayDerived(c, this.tenant);
@@ -374,12 +515,15 @@ export class PostgresStore implements Store {
   async reindex(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
     await this.withWriteLock(async () => {
+      this.forget();
       await rederiveLineages(this.tx.getStore()!, this.tenant, undefined, ids);
     });
   }
 
   async purge(req: PurgeRequest): Promise<PurgeReport> {
     const report = await this.withWriteLock(async () => {
+      // The purge commits (reading the head itself), rewrites journal rows and drops tombstones.
+      this.forget();
       const c = this.tx.getStore()!;
       await c.query('SAVEPOINT mneme_purge');
       try {
@@ -387,6 +531,8 @@ export class PostgresStore implements Store {
       } catch (e) {
         await c.query('ROLLBACK TO SAVEPOINT mneme_purge');
         throw fromDb(e);
+      } finally {
+        this.forget();
       }
     });
     // Once the transaction commits, the old row versions are vacuumed away.
@@ -396,6 +542,7 @@ export class PostgresStore implements Store {
 
   async finishPurge(id: string): Promise<string[]> {
     await this.withWriteLock(async () => {
+      this.forget();
       await rederiveLineages(this.tx.getStore()!, this.tenant, undefined, [id]);
       this.afterCommit.push(() => vacuumAfterPurge(this.pool, this.tenant));
     });

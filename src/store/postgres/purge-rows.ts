@@ -45,11 +45,12 @@ export async function purgeIn(
     }
   }
   const rewritten = redactedEntries(entries, e);
-  const entry = await commitIn(c, t, {
-    body: vouchingBody(req.body, rewritten),
-    revision: null,
-    tombstone: { arm: req.tombstone },
-  });
+  const { entry } = await commitIn(
+    c,
+    t,
+    { body: vouchingBody(req.body, rewritten), revision: null, tombstone: { arm: req.tombstone } },
+    null,
+  );
   const places = new Set<string>();
   for (const [seq, en] of rewritten) {
     await c.query('UPDATE journal SET entry = $3 WHERE tenant_id = $1 AND seq = $2', [

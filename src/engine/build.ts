@@ -14,6 +14,7 @@ import { assignTrust } from '../core/trust.js';
 import type { Actor, Revision, RevisionView, SourceBinding } from '../core/types.js';
 import { readableScopes, type EngineContext } from './context.js';
 import { bindSource } from './source-binding.js';
+import { prepareArtifact, type PreparedArtifact } from './artifacts.js';
 import { checkTombstones } from './gates.js';
 import type {
   ApplyResult,
@@ -33,6 +34,8 @@ export type Built =
       skipScreen?: boolean;
       /** The engine hashed the candidate's source just now (journaled; resets freshness). */
       freshSource?: boolean;
+      /** An artifact the candidate references, checked and screened, to store before the commit. */
+      artifact?: PreparedArtifact;
     }
   | ApplyResult;
 
@@ -114,22 +117,26 @@ export async function buildRemember(
   const slug = deriveSlug(schema, fields, abstract, `${validFrom}\u0000${abstract}\u0000${body}`);
   const tags = cleanTags(op.tags);
   const source = op.source !== undefined ? bindSource(ctx, op.source) : null;
+  const artifact = op.artifact ? await prepareArtifact(ctx, op.artifact) : undefined;
   const candidate = () =>
-    newRevision(
-      ctx,
-      op,
-      actor,
-      now,
-      schema.name,
-      scope,
-      slug,
-      abstract,
-      body,
-      tags,
-      fields,
-      validFrom,
-      validTo,
-      source,
+    withRef(
+      newRevision(
+        ctx,
+        op,
+        actor,
+        now,
+        schema.name,
+        scope,
+        slug,
+        abstract,
+        body,
+        tags,
+        fields,
+        validFrom,
+        validTo,
+        source,
+      ),
+      artifact,
     );
   const existing = await ctx.store.findLiveBySlug(scope, schema.name, slug);
   if (existing) {
@@ -159,8 +166,16 @@ export async function buildRemember(
       },
     );
   }
-  return { candidate: candidate(), before: null, freshSource: source !== null };
+  return {
+    candidate: candidate(),
+    before: null,
+    freshSource: source !== null,
+    ...(artifact ? { artifact } : {}),
+  };
 }
+
+const withRef = (r: Revision, a: PreparedArtifact | undefined): Revision =>
+  a ? { ...r, artifact: a.ref } : r;
 
 function newRevision(
   ctx: EngineContext,

@@ -28,6 +28,7 @@ import { registerMaintenance } from './maintenance.js';
 import { registerServe } from '../http/cli.js';
 import { day, table } from './format.js';
 import { registerPurge } from './purge.js';
+import { artifactPayload, readArtifact, registerArtifact } from './artifact.js';
 import { registerReview } from './review.js';
 import { schemaOptions } from './schema-options.js';
 import {
@@ -121,10 +122,20 @@ export function buildProgram(c: CliContext): Command {
     .showHelpAfterError('(run `mneme --help` for usage)');
 
   const remember = program.command('remember').description('store a new memory');
-  const rememberOp = writeOptions(remember, 'remember');
+  const rememberOp = writeOptions(remember, 'remember', ['artifact']);
+  remember
+    .option(
+      '--artifact <file>',
+      'keep this file beside the memory by reference (up to the cap, default 64 MiB)',
+    )
+    .option('--artifact-type <type>', "the artifact's media type (default: guessed)");
   remember.action(async (o: Record<string, unknown>) => {
     const engine = await c.engine();
-    const [r] = await engine.apply([rememberOp(o)], c.actor());
+    const extra =
+      typeof o.artifact === 'string'
+        ? { artifact: artifactPayload(engine, o.artifact, o.artifactType as string | undefined) }
+        : {};
+    const [r] = await engine.apply([rememberOp(o, extra)], c.actor());
     c.out(r, () =>
       r!.unchanged
         ? `unchanged: ${r!.id} rev ${r!.rev} already says this`
@@ -153,27 +164,38 @@ export function buildProgram(c: CliContext): Command {
         .choices(['abstract', 'outline', 'full'])
         .default('full'),
     )
-    .action(async (id: string, o: { level: ReadLevel }) => {
-      const engine = await c.engine();
-      const r = await engine.read(id, o.level);
-      c.out(r, () =>
-        [
-          `${r.handle} ${r.type} rev ${r.rev} · ${r.status} · trust ${r.trust}${r.quarantine ? ` · QUARANTINED (${r.quarantine})` : ''}`,
-          `scope ${r.scope} · valid ${day(r.valid_from)} → ${day(r.valid_to)} · recorded ${day(r.recorded_at)}`,
-          Object.keys(r.fields).length
-            ? `fields: ${Object.entries(r.fields)
-                .map(([k, v]) => `${k}=${v}`)
-                .join(', ')}`
-            : '',
-          r.tags.length ? `tags: ${r.tags.join(', ')}` : '',
-          '',
-          r.abstract,
-          r.body ? `\n${r.body}` : '',
-        ]
-          .filter((l, i) => l !== '' || i === 4)
-          .join('\n'),
-      );
-    });
+    .option('--artifact', "the memory's artifact instead: its bytes (all, or --range)")
+    .option('--range <A-B>', 'with --artifact: bytes A to B, both included (A-: from A)')
+    .option('--out <file>', 'with --artifact: write the bytes to this file')
+    .action(
+      async (
+        id: string,
+        o: { level: ReadLevel; artifact?: boolean; range?: string; out?: string },
+      ) => {
+        const engine = await c.engine();
+        if (o.artifact) return readArtifact(c, engine, id, o);
+        if (o.range !== undefined || o.out !== undefined)
+          throw new MnemeError('invalid', '--range and --out go with --artifact');
+        const r = await engine.read(id, o.level);
+        c.out(r, () =>
+          [
+            `${r.handle} ${r.type} rev ${r.rev} · ${r.status} · trust ${r.trust}${r.quarantine ? ` · QUARANTINED (${r.quarantine})` : ''}`,
+            `scope ${r.scope} · valid ${day(r.valid_from)} → ${day(r.valid_to)} · recorded ${day(r.recorded_at)}`,
+            Object.keys(r.fields).length
+              ? `fields: ${Object.entries(r.fields)
+                  .map(([k, v]) => `${k}=${v}`)
+                  .join(', ')}`
+              : '',
+            r.tags.length ? `tags: ${r.tags.join(', ')}` : '',
+            '',
+            r.abstract,
+            r.body ? `\n${r.body}` : '',
+          ]
+            .filter((l, i) => l !== '' || i === 4)
+            .join('\n'),
+        );
+      },
+    );
 
   for (const verb of ['supersede', 'correct'] as const) {
     const cmd = program
@@ -459,6 +481,7 @@ export async function run(
   buildProgram(c);
   registerReview(c);
   registerPurge(c);
+  registerArtifact(c);
   registerHostCommands(c);
   registerTeam(c);
   registerMaintenance(c);

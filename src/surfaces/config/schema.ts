@@ -485,7 +485,7 @@ export const SETTINGS = {
       env: 'MNEME_ARTIFACT_MAX_BYTES',
       kind: intKind(1, undefined, 'bytes'),
       default: 64 * 1024 * 1024,
-      meaning: 'the largest file `remember --artifact` keeps (docs/knowledge.md, Artifacts)',
+      meaning: 'the largest file `remember --artifact` keeps (docs/artifacts.md)',
     }),
   },
   mcp: {

@@ -169,7 +169,7 @@ function suite(kind: string, open: Open, skipReason: () => Promise<string | null
       }
     });
 
-    it('a forgotten memory’s artifact is served on no surface (CLI, MCP, HTTP); it was on each before', async (t) => {
+    it('a forgotten memory’s artifact is served on no surface (CLI, MCP, HTTP, dashboard); it was on each before', async (t) => {
       if (skip()) return t.skip(skip()!);
       const bytes = Buffer.from('deploy log\nstep 1 ok\nstep 2 ok\n');
       const human = engineOn(b.store);
@@ -189,13 +189,17 @@ function suite(kind: string, open: Open, skipReason: () => Promise<string | null
       const agent = engineOn(b.store, 'agent', null);
       const read = buildTools(agent).find((x) => x.name === 'read')!;
       const mcp = (args: object) => read.run(read.input.parse(args), AGENT);
+      const sessions = new Sessions();
       const app = createApp({
         engineFor: ({ binding, surface }) => engineOn(b.store, surface, binding.project),
-        sessions: new Sessions(),
+        sessions,
         reportsDir: path.join(b.home, 'reports'),
         log: () => {},
       });
       const http = () => app.request(`/api/memories/${id}/artifact`);
+      const login = await app.request(`/login?t=${sessions.issueTicket()}`);
+      const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+      const dash = (p: string) => app.request(p, { headers: { Cookie: cookie } });
       const cliRead = () => cli(['read', id, '--artifact', '--json'], { home: b.home, env: b.env });
 
       // Served before.
@@ -212,6 +216,15 @@ function suite(kind: string, open: Open, skipReason: () => Promise<string | null
       assert.equal(c.code, 0, c.stderr);
       assert.equal(c.json().content, bytes.toString('utf8'));
 
+      const d = await dash(`/m/${id}/artifact`);
+      assert.equal(d.status, 200);
+      assert.equal(d.headers.get('content-type'), 'application/octet-stream');
+      assert.ok(Buffer.from(await d.arrayBuffer()).equals(bytes));
+      assert.match(
+        await (await dash(`/m/${id}`)).text(),
+        /artifact: <a href="\/m\/mem_\w+\/artifact/,
+      );
+
       await human.apply([{ op: 'retract', id, reject: true, reason: 'wrong incident' }], HUMAN);
 
       // Not served after, and each refusal says why.
@@ -222,6 +235,10 @@ function suite(kind: string, open: Open, skipReason: () => Promise<string | null
       const c2 = cliRead();
       assert.equal(c2.code, 2);
       assert.match(c2.stdout + c2.stderr, /forgotten.*no longer served/);
+      const d2 = await dash(`/m/${id}/artifact`);
+      assert.equal(d2.status, 403);
+      assert.match(await d2.text(), /forgotten.*no longer served/);
+      assert.doesNotMatch(await (await dash(`/m/${id}`)).text(), /artifact: <a/);
       // The bytes themselves stay in the store (history is kept); only a purge removes them.
       assert.notEqual(await b.store.artifacts.size(sha(bytes)), null);
     });

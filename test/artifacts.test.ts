@@ -340,6 +340,64 @@ function suite(kind: string, open: Open, skipReason: () => Promise<string | null
       assert.deepEqual((await allPages(e, r2!.id)).bytes, clean);
     });
 
+    it('a supersede keeps the artifact, or replaces it with a new file; the same value with another file is not “unchanged”', async (t) => {
+      if (skip()) return t.skip(skip()!);
+      const e = engineOn(b.store);
+      const one = randomBytes(5000);
+      const two = randomBytes(6000);
+      const [r] = await e.apply(
+        [
+          {
+            op: 'remember',
+            type: 'reference',
+            abstract: 'the flame graph',
+            artifact: artifactOf('one.svg', one),
+          },
+        ],
+        HUMAN,
+      );
+      const id = r!.id;
+      // The same abstract with the same file is unchanged; with another file it is not.
+      const [same] = await e.apply(
+        [
+          {
+            op: 'remember',
+            type: 'reference',
+            abstract: 'the flame graph',
+            artifact: artifactOf('one.svg', one),
+          },
+        ],
+        HUMAN,
+      );
+      assert.equal(same!.unchanged, true);
+      await assert.rejects(
+        e.apply(
+          [
+            {
+              op: 'remember',
+              type: 'reference',
+              abstract: 'the flame graph',
+              artifact: artifactOf('two.svg', two),
+            },
+          ],
+          HUMAN,
+        ),
+        (err: Error & { code?: string; hint?: string }) =>
+          err.code === 'conflict' && /supersede/.test(err.hint ?? ''),
+      );
+      clock.advance(60_000);
+      await e.apply([{ op: 'supersede', id, abstract: 'the flame graph, annotated' }], HUMAN);
+      assert.deepEqual((await allPages(e, id)).bytes, one, 'kept across a supersede');
+      clock.advance(60_000);
+      await e.apply([{ op: 'supersede', id, artifact: artifactOf('two.svg', two) }], HUMAN);
+      assert.deepEqual((await allPages(e, id)).bytes, two, 'replaced by a supersede with a file');
+      const lineage = await e.lineage(id);
+      assert.deepEqual(
+        lineage.map((v) => v.artifact?.name),
+        ['one.svg', 'one.svg', 'two.svg'],
+      );
+    });
+
     it('an injection shape in a text artifact quarantines the memory: an agent is not served it, a person is', async (t) => {
       if (skip()) return t.skip(skip()!);
       const human = engineOn(b.store, 'human', null);

@@ -142,7 +142,8 @@ export async function buildRemember(
   if (existing) {
     if (
       valueText(existing) === valueText({ abstract, body }) &&
-      canonicalJson(existing.fields) === canonicalJson(fields)
+      canonicalJson(existing.fields) === canonicalJson(fields) &&
+      existing.artifact?.sha256 === artifact?.ref.sha256
     ) {
       return {
         op: op.op,
@@ -294,7 +295,9 @@ export async function buildRevise(
         : cur.valid_to;
   if (validTo !== null && validTo <= validFrom) throw invalid('valid_to must be after valid_from');
   const tags = op.tags !== undefined ? cleanTags(op.tags) : cur.tags;
+  const artifact = op.artifact ? await prepareArtifact(ctx, op.artifact) : undefined;
   if (
+    (artifact === undefined || artifact.ref.sha256 === cur.artifact?.sha256) &&
     valueText({ abstract, body }) === valueText(cur) &&
     canonicalJson(fields) === canonicalJson(cur.fields) &&
     op.valid_from === undefined &&
@@ -339,10 +342,16 @@ export async function buildRevise(
     provenance: withSourceProvenance(op.provenance ?? [], op.source !== undefined ? source : null),
     applies_to: op.applies_to !== undefined ? cleanGlobs(op.applies_to) : cur.applies_to,
     reason: reasonOf(op.reason),
+    ...(artifact ? { artifact: artifact.ref } : {}),
   };
   // Held for a person as a conflict proposal (apply.ts): nothing is written, no tombstone armed.
   if (confirmedByPerson(cur, actor)) return { candidate, before: cur, conflictWith: cur };
-  return { candidate, before: cur, freshSource: op.source !== undefined };
+  return {
+    candidate,
+    before: cur,
+    freshSource: op.source !== undefined,
+    ...(artifact ? { artifact } : {}),
+  };
 }
 
 export async function buildRetract(

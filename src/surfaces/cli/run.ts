@@ -206,10 +206,17 @@ export function buildProgram(c: CliContext): Command {
           : 'fix a wrong value: a new revision replaces it, the old one is rejected',
       )
       .argument('<id>');
-    const op = writeOptions(cmd, verb);
+    const op = writeOptions(cmd, verb, ['artifact']);
+    cmd
+      .option('--artifact <file>', 'replace the artifact with this file (default: keep it)')
+      .option('--artifact-type <type>', "the artifact's media type (default: guessed)");
     cmd.action(async (id: string, o: Record<string, unknown>) => {
       const engine = await c.engine();
-      const [r] = await engine.apply([op(o, { id })], c.actor());
+      const extra =
+        typeof o.artifact === 'string'
+          ? { artifact: artifactPayload(engine, o.artifact, o.artifactType as string | undefined) }
+          : {};
+      const [r] = await engine.apply([op(o, { id, ...extra })], c.actor());
       c.out(
         r,
         () => `${verb === 'supersede' ? 'superseded' : 'corrected'} ${r!.id}: now rev ${r!.rev}`,

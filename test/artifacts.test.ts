@@ -243,6 +243,53 @@ function suite(kind: string, open: Open, skipReason: () => Promise<string | null
       assert.notEqual(await b.store.artifacts.size(sha(bytes)), null);
     });
 
+    it('MCP and HTTP attach an artifact with the same payload field; each reads it back', async (t) => {
+      if (skip()) return t.skip(skip()!);
+      const bytes = randomBytes(50_000);
+      const agent = engineOn(b.store, 'agent');
+      const tools = buildTools(agent);
+      const run = (name: string, args: object) => {
+        const tool = tools.find((x) => x.name === name)!;
+        return tool.run(tool.input.parse(args), AGENT);
+      };
+      const viaMcp = (await run('remember', {
+        type: 'reference',
+        abstract: 'the heap snapshot from MCP',
+        artifact: artifactOf('heap.bin', bytes),
+      })) as { id: string };
+      const page = (await run('read', { id: viaMcp.id, level: 'artifact', range: '100-199' })) as {
+        encoding: string;
+        content: string;
+        next: string | null;
+      };
+      assert.equal(page.encoding, 'base64');
+      assert.ok(Buffer.from(page.content, 'base64').equals(bytes.subarray(100, 200)));
+      assert.equal(page.next, '200-');
+
+      const app = createApp({
+        engineFor: ({ binding, surface }) => engineOn(b.store, surface, binding.project),
+        sessions: new Sessions(),
+        reportsDir: path.join(b.home, 'reports'),
+        log: () => {},
+      });
+      const posted = await app.request(`/api/memories?project=${PROJECT_A}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          type: 'reference',
+          abstract: 'the heap snapshot from HTTP',
+          artifact: artifactOf('heap2.bin', bytes, 'application/x-heap'),
+        }),
+      });
+      assert.equal(posted.status, 201, await posted.clone().text());
+      const { id } = (await posted.json()) as { id: string };
+      const got = (await (
+        await app.request(`/api/memories/${id}/artifact?project=${PROJECT_A}`)
+      ).json()) as { artifact: { media_type: string }; content: string };
+      assert.equal(got.artifact.media_type, 'application/x-heap');
+      assert.ok(Buffer.from(got.content, 'base64').equals(bytes));
+    });
+
     it('the cap refuses a file one byte over it, naming the size, the cap and the setting; a file at the cap is kept', async (t) => {
       if (skip()) return t.skip(skip()!);
       const e = engineOn(b.store, 'human', PROJECT_A, 4096);

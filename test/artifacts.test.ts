@@ -18,7 +18,7 @@ import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { createApp } from '../src/surfaces/http/app.js';
 import { Sessions } from '../src/surfaces/http/session.js';
 import { buildTools } from '../src/surfaces/mcp/tools.js';
-import { AGENT, HUMAN, PROJECT_A, cli, testClock, tmpDir } from './helpers.js';
+import { AGENT, HUMAN, PROJECT_A, cli, terminal, testClock, tmpDir } from './helpers.js';
 import { pgSkipReason, throwawayDb, type ThrowawayDb } from './pg-fixtures.js';
 
 interface Backend {
@@ -614,3 +614,59 @@ suite(
   },
   pgSkipReason,
 );
+
+describe('mneme artifact purge (the human gate)', () => {
+  it('refuses without a terminal and inside an agent session; a person at a terminal purges, journaled', () => {
+    const home = tmpDir('mneme-artifact-purge-');
+    try {
+      const file = path.join(home, 'leak.log');
+      fs.writeFileSync(file, randomBytes(3000));
+      const made = cli(
+        [
+          'remember',
+          '--type',
+          'incident',
+          '--abstract',
+          'a leaked dump',
+          '--artifact',
+          file,
+          '--json',
+        ],
+        { home },
+      );
+      assert.equal(made.code, 0, made.stderr);
+      const id = made.json().id as string;
+      const page = cli(['read', id, '--artifact', '--json'], { home }).json();
+      const hash = page.artifact.sha256 as string;
+      const args = ['artifact', 'purge', hash, '--reason', 'leaked dump'];
+      const env: NodeJS.ProcessEnv = { ...process.env, MNEME_HOME: home, MNEME_DURABLE: '0' };
+      for (const k of ['CLAUDECODE', 'CLAUDE_CODE_ENTRYPOINT', 'MNEME_AGENT', 'CODEX_SANDBOX'])
+        delete env[k];
+      const noTty = cli(args, { home });
+      assert.equal(noTty.code, 2);
+      assert.match(noTty.stderr, /needs an interactive terminal/);
+      const inAgent = terminal(['purge'], args, { cwd: home, env: { ...env, CLAUDECODE: '1' } });
+      assert.equal(inAgent.code, 2);
+      assert.match(inAgent.out, /refuses to run inside an agent session/);
+      const declined = terminal(['no'], args, { cwd: home, env });
+      assert.equal(declined.code, 2);
+      assert.match(declined.out, /not confirmed; nothing changed/);
+      assert.equal(cli(['read', id, '--artifact', '--json'], { home }).code, 0, 'still served');
+      const done = terminal(['purge'], args, { cwd: home, env });
+      assert.equal(done.code, 0, done.out);
+      assert.match(done.out, /purged artifact/);
+      const after = cli(['read', id, '--artifact'], { home });
+      assert.equal(after.code, 2);
+      assert.match(after.stderr, /purged by a person/);
+      const log = cli(['log', '--json'], { home }).json() as {
+        op: string;
+        data?: { sha256?: string };
+      }[];
+      const entries = Array.isArray(log) ? log : (log as { entries: typeof log }).entries;
+      assert.ok(entries.some((e) => e.op === 'artifact_purge' && e.data?.sha256 === hash));
+      assert.ok(!fs.existsSync(path.join(home, 'artifacts', 'sha256', hash.slice(0, 2), hash)));
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+});

@@ -445,6 +445,31 @@ function suite(kind: string, open: Open, skipReason: () => Promise<string | null
       );
     });
 
+    it('purge --find reaches the text inside an artifact, on both stores; a string held nowhere is found nowhere', async (t) => {
+      if (skip()) return t.skip(skip()!);
+      const e = engineOn(b.store);
+      await e.apply(
+        [
+          {
+            op: 'remember',
+            type: 'lesson',
+            abstract: 'the crash report of the parser',
+            artifact: artifactOf(
+              'crash.txt',
+              Buffer.from('stack: zebra-quokka-marmot at line 9\n'),
+            ),
+          },
+        ],
+        HUMAN,
+      );
+      const found = await e.findValue('zebra-quokka-marmot');
+      assert.ok(
+        found.places.some((p) => /artifact/.test(p.where)),
+        JSON.stringify(found.places),
+      );
+      assert.deepEqual((await e.findValue('okapi-narwhal-ibex')).places, []);
+    });
+
     it('an injection shape in a text artifact quarantines the memory: an agent is not served it, a person is', async (t) => {
       if (skip()) return t.skip(skip()!);
       const human = engineOn(b.store, 'human', null);

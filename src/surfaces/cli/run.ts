@@ -102,6 +102,8 @@ function readBody(o: { body?: string; bodyFile?: string }): string | undefined {
   }
 }
 
+type ReadOptions = { level: ReadLevel; artifact?: boolean; range?: string; out?: string };
+
 export function buildProgram(c: CliContext): Command {
   const program = c.program;
   program
@@ -167,35 +169,30 @@ export function buildProgram(c: CliContext): Command {
     .option('--artifact', "the memory's artifact instead: its bytes (all, or --range)")
     .option('--range <A-B>', 'with --artifact: bytes A to B, both included (A-: from A)')
     .option('--out <file>', 'with --artifact: write the bytes to this file')
-    .action(
-      async (
-        id: string,
-        o: { level: ReadLevel; artifact?: boolean; range?: string; out?: string },
-      ) => {
-        const engine = await c.engine();
-        if (o.artifact) return readArtifact(c, engine, id, o);
-        if (o.range !== undefined || o.out !== undefined)
-          throw new MnemeError('invalid', '--range and --out go with --artifact');
-        const r = await engine.read(id, o.level);
-        c.out(r, () =>
-          [
-            `${r.handle} ${r.type} rev ${r.rev} · ${r.status} · trust ${r.trust}${r.quarantine ? ` · QUARANTINED (${r.quarantine})` : ''}`,
-            `scope ${r.scope} · valid ${day(r.valid_from)} → ${day(r.valid_to)} · recorded ${day(r.recorded_at)}`,
-            Object.keys(r.fields).length
-              ? `fields: ${Object.entries(r.fields)
-                  .map(([k, v]) => `${k}=${v}`)
-                  .join(', ')}`
-              : '',
-            r.tags.length ? `tags: ${r.tags.join(', ')}` : '',
-            '',
-            r.abstract,
-            r.body ? `\n${r.body}` : '',
-          ]
-            .filter((l, i) => l !== '' || i === 4)
-            .join('\n'),
-        );
-      },
-    );
+    .action(async (id: string, o: ReadOptions) => {
+      const engine = await c.engine();
+      if (o.artifact) return readArtifact(c, engine, id, o);
+      if (o.range !== undefined || o.out !== undefined)
+        throw new MnemeError('invalid', '--range and --out go with --artifact');
+      const r = await engine.read(id, o.level);
+      c.out(r, () =>
+        [
+          `${r.handle} ${r.type} rev ${r.rev} · ${r.status} · trust ${r.trust}${r.quarantine ? ` · QUARANTINED (${r.quarantine})` : ''}`,
+          `scope ${r.scope} · valid ${day(r.valid_from)} → ${day(r.valid_to)} · recorded ${day(r.recorded_at)}`,
+          Object.keys(r.fields).length
+            ? `fields: ${Object.entries(r.fields)
+                .map(([k, v]) => `${k}=${v}`)
+                .join(', ')}`
+            : '',
+          r.tags.length ? `tags: ${r.tags.join(', ')}` : '',
+          '',
+          r.abstract,
+          r.body ? `\n${r.body}` : '',
+        ]
+          .filter((l, i) => l !== '' || i === 4)
+          .join('\n'),
+      );
+    });
 
   for (const verb of ['supersede', 'correct'] as const) {
     const cmd = program

@@ -2,6 +2,7 @@
 // engine so each rule is checked the way users meet it. Every absence assertion has a presence
 // twin in the same fixture. Run by store-files.test.ts (and by every other adapter's test).
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -1097,6 +1098,38 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         const lost = settled.find((r) => r.status === 'rejected') as PromiseRejectedResult;
         assert.equal((lost.reason as { code?: string }).code, 'conflict');
         assert.equal((await f.store.getLineage(m!.id))!.length, 2);
+      } finally {
+        await f.cleanup();
+      }
+    });
+
+    it('artifacts: bytes kept by hash read back in any range, a second put is a no-op, check and remove say what is there', async () => {
+      const f = await fixture();
+      try {
+        const bytes = Buffer.alloc(2 * 1024 * 1024 + 5);
+        for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31 + 7) % 251;
+        const h = createHash('sha256').update(bytes).digest('hex');
+        const other = createHash('sha256').update('absent').digest('hex');
+        await f.store.withWriteLock(() => f.store.artifacts.put(h, bytes));
+        await f.store.withWriteLock(() => f.store.artifacts.put(h, bytes));
+        assert.equal(await f.store.artifacts.size(h), bytes.length);
+        assert.equal(await f.store.artifacts.size(other), null);
+        // Ranges inside one chunk, across a 1 MiB boundary, and running past the end.
+        for (const [a, z] of [
+          [0, 10],
+          [1024 * 1024 - 3, 1024 * 1024 + 3],
+          [bytes.length - 4, bytes.length + 100],
+        ] as const) {
+          const got = await f.store.artifacts.read(h, a, z);
+          assert.ok(Buffer.from(got!).equals(bytes.subarray(a, z)), `bytes ${a}-${z}`);
+        }
+        assert.equal(await f.store.artifacts.read(other, 0, 10), null);
+        assert.equal(await f.store.artifacts.check(h), 'ok');
+        assert.equal(await f.store.artifacts.check(other), 'missing');
+        assert.equal(await f.store.artifacts.remove(h), true);
+        assert.equal(await f.store.artifacts.remove(h), false);
+        assert.equal(await f.store.artifacts.check(h), 'missing');
+        await assert.rejects(f.store.artifacts.size('../../etc/passwd'), /not an artifact hash/);
       } finally {
         await f.cleanup();
       }

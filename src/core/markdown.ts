@@ -85,6 +85,15 @@ export function buildRevisionSchema(z: typeof Zod) {
         .nullable(),
       applies_to: z.array(z.string()),
       reason: z.string().nullable(),
+      artifact: z
+        .object({
+          sha256: z.string().regex(/^[0-9a-f]{64}$/),
+          size: z.number().int().nonnegative(),
+          name: z.string(),
+          media_type: z.string(),
+        })
+        .strict()
+        .optional(),
     })
     .strict();
 }

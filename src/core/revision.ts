@@ -27,6 +27,8 @@ export const FRONT_KEYS: (keyof Revision)[] = [
   'source',
   'applies_to',
   'reason',
+  // Last, and written only when present: a revision without one serialises (and hashes) as before.
+  'artifact',
 ];
 
 const KEYS: (keyof Revision)[] = [...FRONT_KEYS, 'body'];

@@ -1,5 +1,6 @@
 // The memory model (DESIGN §2): a memory is a lineage of revisions sharing one stable id.
 // A revision as written is immutable; its lifecycle state is derived from its successors.
+import type { ArtifactRef } from './artifact.js';
 
 export const TRUST_LEVELS = ['untrusted', 'claimed', 'verified', 'confirmed'] as const;
 export type Trust = (typeof TRUST_LEVELS)[number];
@@ -87,6 +88,8 @@ export interface Revision {
   source: SourceBinding | null;
   applies_to: string[];
   reason: string | null;
+  /** Large bytes kept beside the memory by reference (core/artifact.ts); absent: none. */
+  artifact?: ArtifactRef;
 }
 
 /** A revision with the facts derived from the rest of its lineage. */

@@ -20,6 +20,7 @@ import {
   type Built,
 } from './build.js';
 import { readableScopes, type EngineContext } from './context.js';
+import { withArtifactFindings } from './artifacts.js';
 import { armTombstone, passGates } from './gates.js';
 import { purgeKeyed } from './rejected-here.js';
 import { applyCheckSource, buildRevalidate } from './drift.js';
@@ -263,11 +264,12 @@ export async function applyLocked(ctx: EngineContext, op: Op, actor: Actor): Pro
   if (built.before && op.op !== 'external_edit' && op.op !== 'import')
     await refuseOverHandEdit(ctx, built.before, actor);
   const isImport = op.op === 'import';
-  const gated = await passGates(ctx, built.candidate, {
+  let gated = await passGates(ctx, built.candidate, {
     tombstones: !isImport || (op.revision.rev === op.final_rev && op.final_active === true),
     screen: built.skipScreen !== true,
     before: built.before,
   });
+  if (built.artifact && !built.conflictWith) gated = withArtifactFindings(gated, built.artifact);
   const revision: Revision = gated.revision;
 
   if (built.conflictWith) {
@@ -373,6 +375,9 @@ export async function applyLocked(ctx: EngineContext, op: Op, actor: Actor): Pro
         : op.op === 'external_edit' && built.before
           ? externalEditProposal(ctx, built.before, revision, now)
           : undefined;
+  // The bytes are kept before the journal line that references them (the commit point).
+  if (built.artifact)
+    await ctx.store.artifacts.put(built.artifact.ref.sha256, built.artifact.bytes);
   const entry = await ctx.store.commit({
     body: journalBody(
       op,
@@ -383,10 +388,13 @@ export async function applyLocked(ctx: EngineContext, op: Op, actor: Actor): Pro
       { id: revision.id, scope: revision.scope },
       built.before ? { rev: built.before.rev, hash: revisionHash(built.before) } : null,
       { rev: revision.rev, hash: revisionHash(revision) },
-      proposal || built.freshSource
+      proposal || built.freshSource || built.artifact
         ? {
             ...(proposal ? { proposal: proposal.id } : {}),
             ...(built.freshSource ? { source_bound: true } : {}),
+            ...(built.artifact
+              ? { artifact: { sha256: built.artifact.ref.sha256, size: built.artifact.ref.size } }
+              : {}),
           }
         : undefined,
     ),

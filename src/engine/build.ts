@@ -14,6 +14,7 @@ import { assignTrust } from '../core/trust.js';
 import type { Actor, Revision, RevisionView, SourceBinding } from '../core/types.js';
 import { readableScopes, type EngineContext } from './context.js';
 import { bindSource } from './source-binding.js';
+import { prepareArtifact, type PreparedArtifact } from './artifacts.js';
 import { checkTombstones } from './gates.js';
 import type {
   ApplyResult,
@@ -33,6 +34,8 @@ export type Built =
       skipScreen?: boolean;
       /** The engine hashed the candidate's source just now (journaled; resets freshness). */
       freshSource?: boolean;
+      /** An artifact the candidate references, checked and screened, to store before the commit. */
+      artifact?: PreparedArtifact;
     }
   | ApplyResult;
 
@@ -114,28 +117,33 @@ export async function buildRemember(
   const slug = deriveSlug(schema, fields, abstract, `${validFrom}\u0000${abstract}\u0000${body}`);
   const tags = cleanTags(op.tags);
   const source = op.source !== undefined ? bindSource(ctx, op.source) : null;
+  const artifact = op.artifact ? await prepareArtifact(ctx, op.artifact) : undefined;
   const candidate = () =>
-    newRevision(
-      ctx,
-      op,
-      actor,
-      now,
-      schema.name,
-      scope,
-      slug,
-      abstract,
-      body,
-      tags,
-      fields,
-      validFrom,
-      validTo,
-      source,
+    withRef(
+      newRevision(
+        ctx,
+        op,
+        actor,
+        now,
+        schema.name,
+        scope,
+        slug,
+        abstract,
+        body,
+        tags,
+        fields,
+        validFrom,
+        validTo,
+        source,
+      ),
+      artifact,
     );
   const existing = await ctx.store.findLiveBySlug(scope, schema.name, slug);
   if (existing) {
     if (
       valueText(existing) === valueText({ abstract, body }) &&
-      canonicalJson(existing.fields) === canonicalJson(fields)
+      canonicalJson(existing.fields) === canonicalJson(fields) &&
+      existing.artifact?.sha256 === artifact?.ref.sha256
     ) {
       return {
         op: op.op,
@@ -159,8 +167,16 @@ export async function buildRemember(
       },
     );
   }
-  return { candidate: candidate(), before: null, freshSource: source !== null };
+  return {
+    candidate: candidate(),
+    before: null,
+    freshSource: source !== null,
+    ...(artifact ? { artifact } : {}),
+  };
 }
+
+const withRef = (r: Revision, a: PreparedArtifact | undefined): Revision =>
+  a ? { ...r, artifact: a.ref } : r;
 
 function newRevision(
   ctx: EngineContext,
@@ -279,7 +295,9 @@ export async function buildRevise(
         : cur.valid_to;
   if (validTo !== null && validTo <= validFrom) throw invalid('valid_to must be after valid_from');
   const tags = op.tags !== undefined ? cleanTags(op.tags) : cur.tags;
+  const artifact = op.artifact ? await prepareArtifact(ctx, op.artifact) : undefined;
   if (
+    (artifact === undefined || artifact.ref.sha256 === cur.artifact?.sha256) &&
     valueText({ abstract, body }) === valueText(cur) &&
     canonicalJson(fields) === canonicalJson(cur.fields) &&
     op.valid_from === undefined &&
@@ -324,10 +342,16 @@ export async function buildRevise(
     provenance: withSourceProvenance(op.provenance ?? [], op.source !== undefined ? source : null),
     applies_to: op.applies_to !== undefined ? cleanGlobs(op.applies_to) : cur.applies_to,
     reason: reasonOf(op.reason),
+    ...(artifact ? { artifact: artifact.ref } : {}),
   };
   // Held for a person as a conflict proposal (apply.ts): nothing is written, no tombstone armed.
   if (confirmedByPerson(cur, actor)) return { candidate, before: cur, conflictWith: cur };
-  return { candidate, before: cur, freshSource: op.source !== undefined };
+  return {
+    candidate,
+    before: cur,
+    freshSource: op.source !== undefined,
+    ...(artifact ? { artifact } : {}),
+  };
 }
 
 export async function buildRetract(

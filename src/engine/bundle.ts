@@ -8,6 +8,7 @@ import type { Proposal } from '../core/proposal.js';
 import { GLOBAL_SCOPE } from '../core/scope.js';
 import type { Actor, Revision } from '../core/types.js';
 import { applyEach } from './apply.js';
+import { exportArtifacts, importArtifacts, missingArtifact } from './bundle-artifacts.js';
 import { readableScopes, type EngineContext } from './context.js';
 
 export const BUNDLE_FORMAT = 'mneme-bundle';
@@ -21,6 +22,13 @@ export interface Bundle {
   tombstones: unknown[];
   /** Pending proposals: a move between stores keeps the review queue. */
   proposals: unknown[];
+  /** The bytes of every artifact a revision references (verified by hash on import). */
+  artifacts: BundleArtifact[];
+}
+
+export interface BundleArtifact {
+  sha256: string;
+  content_base64: string;
 }
 
 export async function exportBundle(
@@ -42,6 +50,7 @@ export async function exportBundle(
     memories,
     tombstones: extra.tombstones ?? [],
     proposals: extra.proposals ?? [],
+    artifacts: await exportArtifacts(ctx, memories),
   };
 }
 
@@ -53,6 +62,7 @@ const BundleShape = z.object({
   memories: z.array(z.object({ id: z.string(), revisions: z.array(z.unknown()) })),
   tombstones: z.array(z.unknown()).default([]),
   proposals: z.array(z.unknown()).default([]),
+  artifacts: z.array(z.object({ sha256: z.string(), content_base64: z.string() })).default([]),
 });
 
 export interface ImportOptions {
@@ -188,6 +198,7 @@ export async function importBundle(
   report.tombstones = armed.filter((s) => s.ok && !s.result.unchanged).length;
   const label = name.replace(/[^A-Za-z0-9._-]+/g, '_').slice(-120);
   const written = new Map<string, string>(); // bundle id → the scope it was written to here
+  const bytes = await importArtifacts(ctx, bundle.artifacts);
   for (const m of bundle.memories) {
     const revs = [...m.revisions].sort(
       (a, b) => ((a as Revision).rev ?? 0) - ((b as Revision).rev ?? 0),
@@ -199,6 +210,11 @@ export async function importBundle(
     if (to.scope === null) {
       const why = SCOPE_REFUSAL[to.kind]!;
       report.refused.push({ id: m.id, rev: null, code: 'refused', message: why.message });
+      continue;
+    }
+    const missing = await missingArtifact(ctx, revs as Partial<Revision>[], bytes);
+    if (missing) {
+      report.refused.push({ id: m.id, rev: null, code: 'invalid', message: missing });
       continue;
     }
     const final = {

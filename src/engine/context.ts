@@ -49,6 +49,8 @@ export interface EngineContext {
    * DEFAULT_RANKING; the benchmark harness passes variants for its ablations. Absent: default.
    */
   ranking?: RankingModel;
+  /** The largest artifact a remember may carry (setting artifacts.max_bytes; default 64 MiB). */
+  artifactMaxBytes?: number;
 }
 
 export const readableScopes = (b: Binding): string[] =>

@@ -4,6 +4,7 @@
 // context (`#ctx` is private to this class: what needs it is an operation here).
 // Each path is loaded on first use, so a process that only recalls or injects (a hook, `mneme
 // recall`) never loads the write path's validation, gates and screening.
+import { ARTIFACT_DEFAULT_MAX_BYTES } from '../core/artifact.js';
 import { MnemeError } from '../core/errors.js';
 import type { Actor, RevisionView } from '../core/types.js';
 import type { JournalQuery } from '../store/port.js';
@@ -27,6 +28,7 @@ export type { BrowseFilters, MemoryRow } from './browse-filters.js';
 export { FRESHNESS_FILTERS, STATUS_FILTERS } from './browse-filters.js';
 export type { ApplyResult, OpInput } from './ops.js';
 export type { ReadLevel } from './read.js';
+export type { ArtifactPage, ArtifactPurgeResult } from './artifacts.js';
 export type { ProjectEntry } from './project-names.js';
 export type { RecallOptions, RecallResponse, RecallResult } from './recall.js';
 export type { SleepOptions, SleepResult } from './sleep.js';
@@ -310,6 +312,25 @@ export class Engine {
   async read(id: string, level: ReadLevel = 'full') {
     const { read } = await import('./read.js');
     return read(this.#ctx, id, level);
+  }
+  /** One page of a memory's artifact (the first, or `range` A-B / A-), as JSON surfaces send it. */
+  async readArtifact(id: string, range?: string) {
+    const { readArtifactPage, pageJson } = await import('./artifacts.js');
+    return pageJson(await readArtifactPage(this.#ctx, id, range));
+  }
+  /** The same page with its raw bytes (the CLI writes them out as they are). */
+  async artifactPage(id: string, range?: string) {
+    const { readArtifactPage } = await import('./artifacts.js');
+    return readArtifactPage(this.#ctx, id, range);
+  }
+  /** The largest artifact a remember may carry here, in bytes. */
+  get artifactCap(): number {
+    return this.#ctx.artifactMaxBytes ?? ARTIFACT_DEFAULT_MAX_BYTES;
+  }
+  /** A person removes an artifact's bytes (journaled first); refused on an agent surface. */
+  async purgeArtifact(hash: string, reason: string, actor: Actor) {
+    const { purgeArtifact } = await import('./artifacts.js');
+    return purgeArtifact(this.#ctx, hash, reason, actor);
   }
   async history(id: string) {
     const { history } = await import('./read.js');

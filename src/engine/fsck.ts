@@ -15,6 +15,7 @@ import { screenText } from '../core/screen.js';
 import type { InjectionRule } from '../core/screen-rules.js';
 import type { Actor, RevisionView } from '../core/types.js';
 import { applyEach } from './apply.js';
+import { artifactFindings } from './fsck-artifacts.js';
 import { readableScopes, type EngineContext } from './context.js';
 import type { Phase } from './fsck-phases.js';
 import { effectiveFreshness, observeSource, persistedFreshness } from './drift.js';
@@ -97,6 +98,11 @@ export async function fsck(ctx: EngineContext, opts: FsckOptions = {}): Promise<
       plan,
     );
   }
+
+  // 1b. artifacts: every referenced hash present and intact (fsck-artifacts.ts).
+  const withEnded = await ctx.store.listCurrent(scopes, { includeEnded: true });
+  for (const f of await artifactFindings(ctx, withEnded))
+    add('integrity', f.kind, { severity: 'error', memory: f.memory, message: f.message }, f.rev);
 
   // 2. security: today's screen over every stored memory.
   for (const m of memories) {

@@ -43,6 +43,27 @@ const common = {
 const abstract = text.describe(
   `one line (≤ ${LIMITS.abstractChars} characters): what gets searched and injected`,
 );
+/** A large file kept by reference beside the memory (engine/artifacts.ts); not indexed. */
+const artifact = z
+  .object({
+    name: z.string().min(1).max(1_000).describe('the file name, e.g. "build.log"'),
+    media_type: z
+      .string()
+      .max(200)
+      .optional()
+      .describe('its media type, e.g. text/plain (default: guessed from the name and bytes)'),
+    content_base64: z
+      .string()
+      .describe(
+        'the bytes, base64 (at most the cap of setting artifacts.max_bytes, 64 MiB by default)',
+      ),
+  })
+  .strict()
+  .optional()
+  .describe(
+    'a large file (log, diff, report) kept by reference: the abstract and body are what is searched; `read` with level artifact returns it in pages',
+  );
+
 const content = {
   abstract: abstract.optional(),
   body: text.optional().describe(`Markdown detail (≤ ${LIMITS.bodyBytes / 1024} KiB)`),
@@ -68,6 +89,7 @@ const content = {
     .describe(
       'bind the memory to a project file (path[#symbol]); recall labels it drifted when the file changes',
     ),
+  artifact,
 };
 
 /** The memory types a remember may name (the registry refuses any other). */

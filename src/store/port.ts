@@ -20,6 +20,7 @@ import type { Proposal } from '../core/proposal.js';
 import type { RankingModel } from '../core/ranking.js';
 import type { QueryTerm } from '../core/text.js';
 import type { Actor, Revision, RevisionView } from '../core/types.js';
+import type { ArtifactStore } from './artifacts.js';
 import type { SessionStore } from './sessions.js';
 
 /**
@@ -390,6 +391,8 @@ export interface Store {
   vectors(): Promise<VectorStore>;
   /** The session archive of this store (see store/sessions.ts): files, or the tenant's rows. */
   readonly sessions: SessionStore;
+  /** Artifact bytes by hash (see store/artifacts.ts): files under the store, or the tenant's rows. */
+  readonly artifacts: ArtifactStore;
   /**
    * The purge (DESIGN invariant 3): under the lock, appends the purge entry (arming its
    * tombstone, vouching for each earlier entry it rewrites), then erases the needles from every

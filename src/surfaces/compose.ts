@@ -114,6 +114,8 @@ interface Abilities {
   registry: SchemaRegistry;
   embedder?: Embedder;
   ranking?: RankingModel;
+  /** Setting artifacts.max_bytes. */
+  artifactMaxBytes?: number;
 }
 
 function assemble(
@@ -131,6 +133,7 @@ function assemble(
     binding,
     surface,
     ranking: a.ranking ?? DEFAULT_RANKING,
+    ...(a.artifactMaxBytes !== undefined ? { artifactMaxBytes: a.artifactMaxBytes } : {}),
   });
 }
 
@@ -146,6 +149,7 @@ export async function openEngine(opts: OpenOptions = {}): Promise<Engine> {
       clock: opts.clock ?? systemClock,
       registry: new SchemaRegistry(),
       embedder,
+      artifactMaxBytes: l.settings.artifacts.max_bytes,
       ...(opts.ranking ? { ranking: opts.ranking } : {}),
     },
     opts.binding ?? bindProject(cwd),
@@ -229,6 +233,7 @@ export async function composeServedStore(o: {
     clock: o.clock ?? systemClock,
     registry: new SchemaRegistry(),
     embedder,
+    artifactMaxBytes: l.settings.artifacts.max_bytes,
   };
   const home = { binding: bindProject(o.cwd), files: filesAt(o.cwd) };
   return {
@@ -304,7 +309,13 @@ export async function composeServedTenants(o: {
     },
     engineFor: (r) =>
       assemble(
-        { store: storeOf(r.tenant), clock, registry, embedder },
+        {
+          store: storeOf(r.tenant),
+          clock,
+          registry,
+          embedder,
+          artifactMaxBytes: settings.artifacts.max_bytes,
+        },
         r.binding,
         r.surface,
         servedFiles(r, null),

@@ -44,6 +44,7 @@ import type {
   VectorStore,
   VerifyReport,
 } from '../port.js';
+import { ArtifactFiles } from './artifact-files.js';
 import { readIfExists } from './atomic.js';
 import { commitLocked } from './commit.js';
 import { dirHasEntry } from './dirs.js';
@@ -86,6 +87,8 @@ export class FileStore implements Store {
   readonly layout: Layout;
   /** The session archive: `archive/sessions/` and `.state/` under the store's directory. */
   readonly sessions: SessionFiles;
+  /** Artifact bytes: `artifacts/sha256/<aa>/<hash>` under the store's directory. */
+  readonly artifacts: ArtifactFiles;
   private readonly index: IndexDb;
   private readonly journalFiles: JournalFiles;
   private readonly lockTimeoutMs: number;
@@ -109,6 +112,7 @@ export class FileStore implements Store {
     this.layout = new Layout(path.resolve(root));
     this.sessions = new SessionFiles(this.layout.root);
     const durable = opts.durable ?? true;
+    this.artifacts = new ArtifactFiles(path.join(this.layout.root, 'artifacts'), durable);
     this.lockTimeoutMs = opts.lockTimeoutMs ?? 10_000;
     this.deferFullRebuild = opts.deferFullRebuild ?? false;
     for (const d of [

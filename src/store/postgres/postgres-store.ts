@@ -39,6 +39,7 @@ import type {
   VectorStore,
   VerifyReport,
 } from '../port.js';
+import { ArtifactRows } from './artifact-rows.js';
 import { commitIn, needsSavepoint, type HeldHead } from './commit-rows.js';
 import { connectionError, fromDb, pgError, redactUrl } from './errors.js';
 import {
@@ -89,6 +90,8 @@ export class PostgresStore implements Store {
   readonly tenant: string;
   /** The tenant's session archive and session state rows (session-rows.ts). */
   readonly sessions: SessionRows;
+  /** The tenant's artifact bytes (artifact-rows.ts), in the write transaction when inside one. */
+  readonly artifacts: ArtifactRows;
   /**
    * Whether the server offers pgvector (feature-detected on open). The vector arm is not wired
    * to Postgres (capabilities.vectors is false); search is lexical either way.
@@ -115,6 +118,7 @@ export class PostgresStore implements Store {
   ) {
     this.tenant = opts.tenant;
     this.sessions = new SessionRows(pool, opts.tenant, location);
+    this.artifacts = new ArtifactRows((text, values) => this.q(text, values), opts.tenant);
     this.lockKey = createHash('sha256').update(opts.tenant).digest().readInt32BE(0);
     this.lockTimeoutMs = opts.lockTimeoutMs ?? 30_000;
   }

@@ -177,10 +177,19 @@ export async function scanRows(
     rows.forEach((row, i) => {
       const id = typeof row.id === 'string' ? row.id : undefined;
       const rev = typeof row.rev === 'number' ? row.rev : undefined;
-      visit(
-        { where: `table:${name}`, line: i + 1, ...(id ? { id } : {}), ...(rev ? { rev } : {}) },
-        JSON.stringify(row),
-      );
+      const place = {
+        where: `table:${name}`,
+        line: i + 1,
+        ...(id ? { id } : {}),
+        ...(rev ? { rev } : {}),
+      };
+      visit(place, JSON.stringify(row));
+      // Bytes (artifact chunks) also as text, as the file store reads its binary files.
+      for (const v of Object.values(row))
+        if (Buffer.isBuffer(v)) {
+          visit(place, v.toString('utf8'));
+          visit(place, v.toString('latin1'));
+        }
     });
   }
 }

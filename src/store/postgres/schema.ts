@@ -249,6 +249,24 @@ ALTER TABLE tokens ADD COLUMN expires_at timestamptz;
 ALTER TABLE tokens ADD COLUMN last_used_at timestamptz;
 INSERT INTO tenants(name) VALUES ('_operator') ON CONFLICT DO NOTHING;
 `,
+  // 7 (issue 19, artifacts): artifact bytes by sha256 (artifact-rows.ts). `artifacts` names each
+  // hash the tenant holds with its size; `artifact_chunks` holds the bytes in 1 MiB rows, 0-based.
+  `
+CREATE TABLE artifacts(
+  tenant_id text COLLATE "C" NOT NULL REFERENCES tenants(name),
+  sha256 text COLLATE "C" NOT NULL,
+  size bigint NOT NULL,
+  PRIMARY KEY (tenant_id, sha256)
+);
+CREATE TABLE artifact_chunks(
+  tenant_id text COLLATE "C" NOT NULL,
+  sha256 text COLLATE "C" NOT NULL,
+  n integer NOT NULL,
+  bytes bytea NOT NULL,
+  PRIMARY KEY (tenant_id, sha256, n),
+  FOREIGN KEY (tenant_id, sha256) REFERENCES artifacts(tenant_id, sha256) ON DELETE CASCADE
+);
+`,
 ];
 
 /** Work a migration needs done in code, in its transaction, after its SQL (by version). */

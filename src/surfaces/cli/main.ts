@@ -57,6 +57,7 @@ function writeStdout(s: string): void {
 async function main(argv: string[]): Promise<number> {
   const io: Io = {
     stdout: (s) => process.stdout.write(s),
+    stdoutBytes: (b) => process.stdout.write(b),
     stderr: (s) => process.stderr.write(s),
     env: process.env,
     cwd: process.cwd(),

@@ -28,6 +28,7 @@ import { registerMaintenance } from './maintenance.js';
 import { registerServe } from '../http/cli.js';
 import { day, table } from './format.js';
 import { registerPurge } from './purge.js';
+import { artifactPayload, readArtifact, registerArtifact } from './artifact.js';
 import { registerReview } from './review.js';
 import { schemaOptions } from './schema-options.js';
 import {
@@ -101,6 +102,8 @@ function readBody(o: { body?: string; bodyFile?: string }): string | undefined {
   }
 }
 
+type ReadOptions = { level: ReadLevel; artifact?: boolean; range?: string; out?: string };
+
 export function buildProgram(c: CliContext): Command {
   const program = c.program;
   program
@@ -121,10 +124,20 @@ export function buildProgram(c: CliContext): Command {
     .showHelpAfterError('(run `mneme --help` for usage)');
 
   const remember = program.command('remember').description('store a new memory');
-  const rememberOp = writeOptions(remember, 'remember');
+  const rememberOp = writeOptions(remember, 'remember', ['artifact']);
+  remember
+    .option(
+      '--artifact <file>',
+      'keep this file beside the memory by reference (up to the cap, default 64 MiB)',
+    )
+    .option('--artifact-type <type>', "the artifact's media type (default: guessed)");
   remember.action(async (o: Record<string, unknown>) => {
     const engine = await c.engine();
-    const [r] = await engine.apply([rememberOp(o)], c.actor());
+    const extra =
+      typeof o.artifact === 'string'
+        ? { artifact: artifactPayload(engine, o.artifact, o.artifactType as string | undefined) }
+        : {};
+    const [r] = await engine.apply([rememberOp(o, extra)], c.actor());
     c.out(r, () =>
       r!.unchanged
         ? `unchanged: ${r!.id} rev ${r!.rev} already says this`
@@ -153,8 +166,14 @@ export function buildProgram(c: CliContext): Command {
         .choices(['abstract', 'outline', 'full'])
         .default('full'),
     )
-    .action(async (id: string, o: { level: ReadLevel }) => {
+    .option('--artifact', "the memory's artifact instead: its bytes (all, or --range)")
+    .option('--range <A-B>', 'with --artifact: bytes A to B, both included (A-: from A)')
+    .option('--out <file>', 'with --artifact: write the bytes to this file')
+    .action(async (id: string, o: ReadOptions) => {
       const engine = await c.engine();
+      if (o.artifact) return readArtifact(c, engine, id, o);
+      if (o.range !== undefined || o.out !== undefined)
+        throw new MnemeError('invalid', '--range and --out go with --artifact');
       const r = await engine.read(id, o.level);
       c.out(r, () =>
         [
@@ -184,10 +203,17 @@ export function buildProgram(c: CliContext): Command {
           : 'fix a wrong value: a new revision replaces it, the old one is rejected',
       )
       .argument('<id>');
-    const op = writeOptions(cmd, verb);
+    const op = writeOptions(cmd, verb, ['artifact']);
+    cmd
+      .option('--artifact <file>', 'replace the artifact with this file (default: keep it)')
+      .option('--artifact-type <type>', "the artifact's media type (default: guessed)");
     cmd.action(async (id: string, o: Record<string, unknown>) => {
       const engine = await c.engine();
-      const [r] = await engine.apply([op(o, { id })], c.actor());
+      const extra =
+        typeof o.artifact === 'string'
+          ? { artifact: artifactPayload(engine, o.artifact, o.artifactType as string | undefined) }
+          : {};
+      const [r] = await engine.apply([op(o, { id, ...extra })], c.actor());
       c.out(
         r,
         () => `${verb === 'supersede' ? 'superseded' : 'corrected'} ${r!.id}: now rev ${r!.rev}`,
@@ -459,6 +485,7 @@ export async function run(
   buildProgram(c);
   registerReview(c);
   registerPurge(c);
+  registerArtifact(c);
   registerHostCommands(c);
   registerTeam(c);
   registerMaintenance(c);

@@ -9,6 +9,8 @@ import { formatRecall } from './format.js';
 
 export interface Io {
   stdout: (s: string) => void;
+  /** Raw bytes to stdout (a binary artifact); absent where stdout takes text only. */
+  stdoutBytes?: (b: Uint8Array) => void;
   stderr: (s: string) => void;
   env: NodeJS.ProcessEnv;
   cwd: string;

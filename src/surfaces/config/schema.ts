@@ -487,6 +487,15 @@ export const SETTINGS = {
       meaning: '`mneme serve` cuts off a request that takes longer (at least the headers timeout)',
     }),
   },
+  artifacts: {
+    max_bytes: def({
+      key: 'artifacts.max_bytes',
+      env: 'MNEME_ARTIFACT_MAX_BYTES',
+      kind: intKind(1, undefined, 'bytes'),
+      default: 64 * 1024 * 1024,
+      meaning: 'the largest file `remember --artifact` keeps (docs/artifacts.md)',
+    }),
+  },
   mcp: {
     session: def({
       key: 'mcp.session',

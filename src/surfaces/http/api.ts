@@ -156,6 +156,11 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
     return c.json(m);
   });
 
+  api.get('/memories/:id/artifact', async (c) => {
+    const { engine } = bound(c);
+    return c.json(await engine.readArtifact(c.req.param('id'), c.req.query('range')));
+  });
+
   api.get('/memories/:id/history', async (c) => {
     const { engine } = bound(c);
     return c.json(await engine.history(c.req.param('id')));

@@ -176,6 +176,22 @@ const paths: Record<string, Record<string, Operation>> = {
       responses: { '200': json(S('object'), 'The current revision'), ...errors },
     },
   },
+  '/api/memories/{id}/artifact': {
+    get: {
+      operationId: 'readArtifact',
+      summary:
+        'One page (up to 1 MiB) of the large file kept beside a memory: text as utf8, other bytes as base64; `next` names the following range. Refused once the memory is retracted or forgotten, or its bytes were purged',
+      parameters: [
+        idParam,
+        project,
+        q('range', 'bytes A-B (both included) or A- (from A); default the first page'),
+      ],
+      responses: {
+        '200': json(S('object'), '{id, rev, artifact, range, next, encoding, content}'),
+        ...errors,
+      },
+    },
+  },
   '/api/memories/{id}/history': {
     get: {
       operationId: 'history',

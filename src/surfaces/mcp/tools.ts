@@ -52,10 +52,25 @@ export function buildTools(engine: Engine, sessions: SessionStore | null = null)
     ),
     define(
       'read',
-      'Open one memory at the depth needed: abstract, outline (headings) or full (default).',
-      z.object({ id, level: z.enum(['abstract', 'outline', 'full']).optional() }).strict(),
+      'Open one memory at the depth needed: abstract, outline (headings) or full (default); level artifact returns the large file kept beside it, one page (up to 1 MiB) at a time: text as utf8, other bytes as base64, with `next` naming the range of the following page.',
+      z
+        .object({
+          id,
+          level: z.enum(['abstract', 'outline', 'full', 'artifact']).optional(),
+          range: z
+            .string()
+            .max(40)
+            .optional()
+            .describe(
+              'with level artifact: bytes A-B (both included) or A- (from A); default the first page',
+            ),
+        })
+        .strict(),
       true,
-      (a) => engine.read(a.id, a.level ?? 'full'),
+      (a) =>
+        a.level === 'artifact'
+          ? engine.readArtifact(a.id, a.range)
+          : engine.read(a.id, a.level ?? 'full'),
     ),
     define(
       'trace',

@@ -34,6 +34,8 @@ export interface MemoryView {
   review: string;
   tags: string[];
   source: { path: string; sha256: string } | null;
+  /** The artifact kept beside the current revision, when it is still served. */
+  artifact?: { name: string; size: number; sha256: string; media_type: string } | null;
   revisions: Revision[];
   a: number | null;
   b: number | null;
@@ -120,6 +122,7 @@ export function memoryPage(v: MemoryView, project: string): Html {
     ${cur.body ? html`<pre class="body">${cur.body}</pre>` : ''}
     ${Object.keys(cur.fields).length ? html`<p class="meta">fields: ${Object.entries(cur.fields).map(([k, val]) => html`<code>${k}=${val}</code> `)}</p>` : ''}
     ${v.tags.length ? html`<p class="meta">tags: ${v.tags.map((t) => badge(t, 'tag'))}</p>` : ''}
+    ${v.artifact ? html`<p class="meta">artifact: <a href="/m/${v.id}/artifact${qs({ project })}" download>${v.artifact.name}</a> (${v.artifact.size} bytes, ${v.artifact.media_type}) <code>${v.artifact.sha256.slice(0, 12)}</code></p>` : ''}
     ${v.source ? html`<p class="meta">source: <code>${v.source.path}</code> @ <code>${v.source.sha256.slice(0, 12)}</code></p>` : ''}
     <h2>Timelines</h2>
     ${timeline(v.revisions, v.now)}

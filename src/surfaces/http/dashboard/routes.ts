@@ -195,6 +195,7 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
           review: cur.review,
           tags: cur.tags,
           source: cur.source,
+          artifact: cur.state === 'active' ? (cur.artifact ?? null) : null,
           revisions: h.revisions,
           a: num(c.req.query('a')) ?? (n > 1 ? h.revisions[n - 2]!.rev : null),
           b: num(c.req.query('b')) ?? (n > 1 ? h.revisions[n - 1]!.rev : null),
@@ -203,6 +204,28 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
         c.req.query('project') ?? '',
       ),
     );
+  });
+
+  // The artifact as a download (never rendered inline: its media type is the writer's word).
+  // The engine's read checks apply: a retracted or forgotten memory's artifact is refused.
+  dash.get('/m/:id/artifact', async (c) => {
+    const id = c.req.param('id');
+    const { e } = await engineForMemory(id);
+    const parts: Uint8Array[] = [];
+    let range: string | undefined;
+    let name = 'artifact';
+    for (;;) {
+      const p = await e.artifactPage(id, range);
+      name = p.artifact.name;
+      parts.push(p.bytes);
+      if (p.next === null) break;
+      range = p.next;
+    }
+    return c.body(Buffer.concat(parts), 200, {
+      'Content-Type': 'application/octet-stream',
+      'Content-Disposition': `attachment; filename="${name.replace(/[^A-Za-z0-9._-]/g, '_')}"`,
+      'X-Content-Type-Options': 'nosniff',
+    });
   });
 
   dash.get('/m/:id/trace', async (c) => {

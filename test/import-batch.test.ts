@@ -9,7 +9,16 @@ import { after, before, describe, it } from 'node:test';
 import { IMPORT_CHUNK_OPS, type ImportReport } from '../src/engine/bundle.js';
 import type { Engine } from '../src/engine/engine.js';
 import { FileStore } from '../src/store/files/file-store.js';
-import { HUMAN, PROJECT_A, PROJECT_B, engineFor, testClock, tmpDir } from './helpers.js';
+import {
+  HUMAN,
+  PROJECT_A,
+  PROJECT_B,
+  cli,
+  engineFor,
+  terminal,
+  testClock,
+  tmpDir,
+} from './helpers.js';
 
 const N = 2000;
 const FORGOTTEN = 'The release train leaves every second Tuesday at noon';
@@ -169,5 +178,29 @@ describe('batch import of a bundle', () => {
       added.every((l) => (JSON.parse(l) as Json).op === 'refuse'),
       added.join('\n'),
     );
+  });
+
+  it('draws a progress bar on a terminal, and none in --json or piped output', () => {
+    // Fifty of the bundle's memories, as global ones (`--global` writes them from any directory).
+    const b = JSON.parse(bundle) as Json;
+    b.memories = (b.memories as Json[]).slice(0, 50).map((m) => ({
+      ...m,
+      revisions: (m.revisions as Json[]).map((x) => ({ ...x, scope: 'global' })),
+    }));
+    b.tombstones = [];
+    const file = path.join(root, 'small.json');
+    fs.writeFileSync(file, JSON.stringify(b));
+    const home = path.join(root, 'cli-home');
+    const env = { ...process.env, MNEME_HOME: home, MNEME_DURABLE: '0' };
+    const tty = terminal([], ['import', file, '--global'], { cwd: root, env });
+    assert.equal(tty.code, 0, tty.out);
+    assert.match(tty.out, /importing \[#+\] 50\/50/);
+    assert.match(tty.out, /already present/);
+    const piped = cli(['import', file, '--global', '--json'], { home, cwd: root });
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.doesNotMatch(piped.stderr, /importing/);
+    const r = piped.json() as ImportReport;
+    assert.equal(r.imported, 0);
+    assert.ok(r.unchanged >= 50);
   });
 });

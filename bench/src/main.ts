@@ -332,26 +332,34 @@ common(
     .description('ingest, recall, CLI, hook and rebuild at N memories (shared workload generator)')
     .option('--n <sizes>', 'comma-separated sizes', parseNs)
     .option('--workload <file>', 'a file made by gen-workload.mjs instead of --n')
-    .option('--no-durable', 'skip fsync on writes (the default measures durable writes)'),
-).action(async (o: Common & { n?: number[]; workload?: string; durable: boolean }) => {
-  if (o.n && o.workload) throw new MnemeError('invalid', 'pass --n or --workload, not both');
-  const { runScale } = await import('./scale.js');
-  const r = await runScale(
-    { ns: o.workload ? undefined : (o.n ?? [1000, 10000]), workload: o.workload },
-    { ranker: o.ranker, durable: o.durable },
-    stderr,
-  );
-  await finish(o, r, () => {
-    const keys = Object.keys(r.metrics);
-    return table([
-      ['metric', ...Object.keys(r.by_n).map((n) => `N=${n}`)],
-      ...keys.map((k) => [
-        k,
-        ...Object.values(r.by_n).map((m) => String((m as Record<string, unknown>)[k] ?? '—')),
-      ]),
-    ]);
-  });
-});
+    .option('--no-durable', 'skip fsync on writes (the default measures durable writes)')
+    .option(
+      '--batch <ops>',
+      'ops per apply in the batched ingest (0 skips it)',
+      (v: string) => parsePositive('--batch')(String(Number(v) + 1)) - 1,
+      100,
+    ),
+).action(
+  async (o: Common & { n?: number[]; workload?: string; durable: boolean; batch: number }) => {
+    if (o.n && o.workload) throw new MnemeError('invalid', 'pass --n or --workload, not both');
+    const { runScale } = await import('./scale.js');
+    const r = await runScale(
+      { ns: o.workload ? undefined : (o.n ?? [1000, 10000]), workload: o.workload },
+      { ranker: o.ranker, durable: o.durable, batch: o.batch },
+      stderr,
+    );
+    await finish(o, r, () => {
+      const keys = Object.keys(r.metrics);
+      return table([
+        ['metric', ...Object.keys(r.by_n).map((n) => `N=${n}`)],
+        ...keys.map((k) => [
+          k,
+          ...Object.values(r.by_n).map((m) => String((m as Record<string, unknown>)[k] ?? '—')),
+        ]),
+      ]);
+    });
+  },
+);
 
 program
   .command('serve')

@@ -206,6 +206,8 @@ export function renderDocs(runs: RunEnvelope[]): string {
   if (sc) {
     const keys = [
       'ingest_per_s',
+      'batch_ingest_per_s',
+      'batch_p50_ms',
       'write_p50_ms',
       'write_p95_ms',
       'recall_p50_ms',
@@ -294,9 +296,27 @@ export function renderDocs(runs: RunEnvelope[]): string {
         wn / w1 <= 1.5 ? 'met' : 'not met',
       ]);
   }
+  // Write speed (issue 18): per-call and batched ingest, durable, in process.
+  for (const [n, k, goal, dir] of [
+    ['10000', 'write_p50_ms', 1, 'max'],
+    ['10000', 'ingest_per_s', 1000, 'min'],
+    ['10000', 'batch_ingest_per_s', 5000, 'min'],
+    ['100000', 'batch_ingest_per_s', 5000, 'min'],
+  ] as const) {
+    const v = scaleN(n, k);
+    if (v === null) continue;
+    const met = dir === 'min' ? v >= goal : v <= goal;
+    rows.push([
+      `scale N = ${n}`,
+      k,
+      `${dir === 'min' ? '≥' : '≤'} ${goal}`,
+      v,
+      met ? 'met' : 'not met',
+    ]);
+  }
   if (rows.length > 0)
     out.push(
-      '## Targets (issue 6)',
+      '## Targets (issues 6 and 18)',
       '',
       table(['data', 'metric', 'target', 'measured', 'status'], rows),
       '',

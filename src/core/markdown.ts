@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import type { z as Zod } from 'zod';
 import { MnemeError } from './errors.js';
 import { parseCanonicalFrontMatter } from './front-matter.js';
+import { writeCanonicalFrontMatter, type Place } from './front-matter-write.js';
 import { FRONT_KEYS } from './revision.js';
 import { ACTOR_KINDS, TRUST_LEVELS, type Revision } from './types.js';
 
@@ -102,6 +103,25 @@ let parserSchema: ReturnType<typeof buildRevisionSchema> | undefined;
 const revisionSchema = () =>
   (parserSchema ??= buildRevisionSchema((require('zod') as typeof import('zod')).z));
 
+const YAML_OUT = { lineWidth: 0, minContentWidth: 0 } as const;
+
+// One string the fast writer is not sure of, rendered by the library in the place it sits (the
+// same shapes as the front matter's own), one line or undefined.
+const QUOTE_SHAPE: Record<Place, [(s: string) => unknown, string]> = {
+  top: [(s) => ({ k: s }), 'k: '],
+  map: [(s) => ({ k: { k: s } }), 'k:\n  k: '],
+  item: [(s) => ({ k: [s] }), 'k:\n  - '],
+  'item-map': [(s) => ({ k: [{ k: s }] }), 'k:\n  - k: '],
+};
+
+function quoteScalar(s: string, place: Place): string | undefined {
+  const [shape, prefix] = QUOTE_SHAPE[place];
+  const text = yaml().stringify(shape(s), YAML_OUT);
+  if (!text.startsWith(prefix) || !text.endsWith('\n')) return undefined;
+  const out = text.slice(prefix.length, -1);
+  return out.includes('\n') ? undefined : out;
+}
+
 // A write serializes the same revision several times (its hash, its history file, its current
 // file); YAML output is costly next to a JSON key, so the last few results are kept.
 const recentText = new Map<string, string>();
@@ -113,7 +133,8 @@ export function serializeRevision(r: Revision): string {
   const key = `${JSON.stringify(front)}\n${r.body}`;
   const known = recentText.get(key);
   if (known !== undefined) return known;
-  const text = `---\n${yaml().stringify(front, { lineWidth: 0, minContentWidth: 0 })}---\n${r.body}`;
+  const fm = writeCanonicalFrontMatter(front, quoteScalar) ?? yaml().stringify(front, YAML_OUT);
+  const text = `---\n${fm}---\n${r.body}`;
   if (recentText.size >= RECENT_MAX) recentText.clear();
   recentText.set(key, text);
   return text;

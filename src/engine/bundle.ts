@@ -70,7 +70,17 @@ export interface ImportOptions {
   global?: boolean;
   /** Re-scope entries of other projects into this scope (this project, or global with --global). */
   into?: string;
+  /** Called after each chunk of lineages is applied: how many of the bundle's are done. */
+  onProgress?: (done: number, total: number) => void;
+  /** Ops per chunk (default IMPORT_CHUNK_OPS; 1 applies each lineage on its own). */
+  chunkOps?: number;
 }
+
+/**
+ * Ops per `applyEach` call: one lock acquisition (and, with group commit, one sync) for many
+ * lineages at a time; a lineage is never split, so a longer one is a chunk of its own.
+ */
+export const IMPORT_CHUNK_OPS = 500;
 
 export interface ImportReport {
   bundle: string;
@@ -199,6 +209,43 @@ export async function importBundle(
   const label = name.replace(/[^A-Za-z0-9._-]+/g, '_').slice(-120);
   const written = new Map<string, string>(); // bundle id → the scope it was written to here
   const bytes = await importArtifacts(ctx, bundle.artifacts);
+  // Each lineage is planned (its scope decided, its ops built) in bundle order; lineages are
+  // applied a chunk at a time and their outcomes read back in the same order, so the report and
+  // the journal are what one applyEach per lineage gives.
+  type Planned = { id: string; revs: unknown[]; ops: Record<string, unknown>[]; scope: string };
+  type Step = Planned | { id: string; refusal: string; code?: 'invalid' };
+  const chunkOps = opts.chunkOps ?? IMPORT_CHUNK_OPS;
+  let pending: Step[] = [];
+  let pendingOps = 0;
+  let done = 0;
+  const flush = async () => {
+    const ops = pending.flatMap((p) => ('ops' in p ? p.ops : []));
+    const settled = ops.length > 0 ? await applyEach(ctx, ops, actor) : [];
+    let at = 0;
+    for (const p of pending) {
+      if (!('ops' in p)) {
+        report.refused.push({ id: p.id, rev: null, code: p.code ?? 'refused', message: p.refusal });
+        continue;
+      }
+      const mine = settled.slice(at, at + p.ops.length);
+      at += p.ops.length;
+      for (const [i, s] of mine.entries()) {
+        if (s.ok) {
+          if (s.result.unchanged) report.unchanged++;
+          else report.imported++;
+        } else {
+          const rev = (p.revs[i] as Partial<Revision>)?.rev ?? null;
+          report.refused.push({ id: p.id, rev, code: s.error.code, message: s.error.message });
+          break; // later revisions of this lineage depend on this one
+        }
+      }
+      if (mine.every((s) => s.ok)) written.set(p.id, p.scope);
+    }
+    done += pending.length;
+    pending = [];
+    pendingOps = 0;
+    opts.onProgress?.(done, bundle.memories.length);
+  };
   for (const m of bundle.memories) {
     const revs = [...m.revisions].sort(
       (a, b) => ((a as Revision).rev ?? 0) - ((b as Revision).rev ?? 0),
@@ -208,44 +255,32 @@ export async function importBundle(
     const to = rule(from);
     report.scopes[to.kind]++;
     if (to.scope === null) {
-      const why = SCOPE_REFUSAL[to.kind]!;
-      report.refused.push({ id: m.id, rev: null, code: 'refused', message: why.message });
+      pending.push({ id: m.id, refusal: SCOPE_REFUSAL[to.kind]!.message });
       continue;
     }
     const missing = await missingArtifact(ctx, revs as Partial<Revision>[], bytes);
     if (missing) {
-      report.refused.push({ id: m.id, rev: null, code: 'invalid', message: missing });
+      pending.push({ id: m.id, refusal: missing, code: 'invalid' });
       continue;
     }
+    const scope = to.scope;
     const final = {
       final_rev: last?.rev,
       final_abstract: last?.abstract,
       final_active: last?.status === 'active',
     };
-    const settled = await applyEach(
-      ctx,
-      revs.map((revision) => ({
-        op: 'import',
-        revision:
-          revision && typeof revision === 'object' ? { ...revision, scope: to.scope } : revision,
-        bundle: label,
-        ...(to.scope === GLOBAL_SCOPE ? { global: true } : {}),
-        ...final,
-      })),
-      actor,
-    );
-    for (const [i, s] of settled.entries()) {
-      if (s.ok) {
-        if (s.result.unchanged) report.unchanged++;
-        else report.imported++;
-      } else {
-        const rev = (revs[i] as Partial<Revision>)?.rev ?? null;
-        report.refused.push({ id: m.id, rev, code: s.error.code, message: s.error.message });
-        break; // later revisions of this lineage depend on this one
-      }
-    }
-    if (settled.every((s) => s.ok)) written.set(m.id, to.scope);
+    const ops = revs.map((revision) => ({
+      op: 'import',
+      revision: revision && typeof revision === 'object' ? { ...revision, scope } : revision,
+      bundle: label,
+      ...(scope === GLOBAL_SCOPE ? { global: true } : {}),
+      ...final,
+    }));
+    if (pendingOps > 0 && pendingOps + ops.length > chunkOps) await flush();
+    pending.push({ id: m.id, revs, ops, scope });
+    pendingOps += ops.length;
   }
+  if (pending.length > 0) await flush();
   // Proposals last (their targets must exist). None is copied: each is re-derived from what
   // this store can check, or dropped with a counted reason.
   const drop = (why: string) => {

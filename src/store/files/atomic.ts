@@ -6,9 +6,8 @@ import path from 'node:path';
 let counter = 0;
 
 export function writeFileAtomic(file: string, data: string, durable: boolean): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.tmp-${process.pid}-${++counter}`;
-  const fd = fs.openSync(tmp, 'w', 0o644);
+  const fd = openCreating(tmp);
   try {
     fs.writeSync(fd, data);
     if (durable) fs.fdatasyncSync(fd);
@@ -16,6 +15,17 @@ export function writeFileAtomic(file: string, data: string, durable: boolean): v
     fs.closeSync(fd);
   }
   fs.renameSync(tmp, file);
+}
+
+/** Opens a new file for writing, making its directory only when it is missing (the rare case). */
+function openCreating(file: string): number {
+  try {
+    return fs.openSync(file, 'w', 0o644);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    return fs.openSync(file, 'w', 0o644);
+  }
 }
 
 export function appendDurable(file: string, line: string, durable: boolean): void {

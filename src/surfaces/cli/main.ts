@@ -63,7 +63,11 @@ async function main(argv: string[]): Promise<number> {
     cwd: process.cwd(),
     // A getter: touching process.stdin sets up a stream, which a recall has no use for.
     get tty() {
-      return { stdin: process.stdin.isTTY === true, stdout: process.stdout.isTTY === true };
+      return {
+        stdin: process.stdin.isTTY === true,
+        stdout: process.stdout.isTTY === true,
+        stderr: process.stderr.isTTY === true,
+      };
     },
     ask,
   };

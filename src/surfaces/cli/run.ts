@@ -41,6 +41,7 @@ import {
   type Io,
   type RecallFlags,
 } from './shared.js';
+import { progressBar } from './progress.js';
 import { databaseUrl, registerTeam } from './team.js';
 import { registerVectors, vectorLine } from './vectors.js';
 
@@ -394,12 +395,15 @@ export function buildProgram(c: CliContext): Command {
       const text = readInputFile(file, { cap: LIMITS.bundleBytes, what: 'the bundle' }).toString(
         'utf8',
       );
-      const r = await engine.importBundle(
-        text,
-        file,
-        { ...c.actor(), kind: 'import' },
-        { global: o.global, into: o.into },
-      );
+      const bar = progressBar(c.io, 'importing', c.globals().json);
+      const r = await engine
+        .importBundle(
+          text,
+          file,
+          { ...c.actor(), kind: 'import' },
+          { global: o.global, into: o.into, onProgress: (d, t) => bar.update(d, t) },
+        )
+        .finally(() => bar.end());
       const dropped = Object.entries(r.proposals_dropped);
       c.out(r, () =>
         [

@@ -14,8 +14,8 @@ export interface Io {
   stderr: (s: string) => void;
   env: NodeJS.ProcessEnv;
   cwd: string;
-  /** Whether stdin and stdout are terminals (human-only commands need both). */
-  tty?: { stdin: boolean; stdout: boolean };
+  /** Whether stdin and stdout are terminals (human-only commands need both); stderr for progress. */
+  tty?: { stdin: boolean; stdout: boolean; stderr?: boolean };
   /** Reads one answer from the person at the terminal. */
   ask?: (question: string, opts?: { secret?: boolean }) => Promise<string>;
 }

@@ -45,9 +45,14 @@ import type {
   VerifyReport,
 } from '../port.js';
 import { readIfExists } from './atomic.js';
-import { commitLocked } from './commit.js';
+import { commitLocked, flushLocked } from './commit.js';
 import { dirHasEntry } from './dirs.js';
-import { readProposals, TombstoneLog } from './effects.js';
+import {
+  readProposals,
+  TombstoneLog,
+  withStagedProposals,
+  withStagedTombstones,
+} from './effects.js';
 import { handEditOf } from './hand-edits.js';
 import { IndexDb } from './index-db.js';
 import { isBusy } from './index-schema.js';
@@ -57,7 +62,7 @@ import { anchorOf, damageNow, repairLocked, verifyLocked } from './journal-healt
 import { Layout } from './layout.js';
 import { journaledRevisions } from './lineage-files.js';
 import { withFileLock } from './lock.js';
-import type { FileParts } from './parts.js';
+import type { FileParts, StagedCommit } from './parts.js';
 import { purgeLocked, purgeSecretFile, resecurePurged, scanFiles } from './purge-files.js';
 import { rebuildIndex, reindexLineages } from './rebuild.js';
 import { needsFullRebuild, needsRecovery, recoverLocked } from './recovery.js';
@@ -78,6 +83,23 @@ export interface FileStoreOptions {
   deferFullRebuild?: boolean;
   /** Test hook: roll the journal over to a new segment past this many bytes (default 32 MiB). */
   segmentBytes?: number;
+}
+
+/** How many callers may join one holder's group commit (the rest queue for the next). */
+const MAX_JOINERS = 256;
+
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+interface Joiner {
+  fn: () => Promise<unknown>;
+  settle: (r: Settled) => void;
+}
+
+async function settle(fn: () => Promise<unknown>): Promise<Settled> {
+  try {
+    return { ok: true, value: await fn() };
+  } catch (error) {
+    return { ok: false, error };
+  }
 }
 
 export class FileStore implements Store {
@@ -135,6 +157,7 @@ export class FileStore implements Store {
       index,
       journalFiles: this.journalFiles,
       tombstones: new TombstoneLog(layout.tombstonesFile, durable),
+      group: { staged: [] },
       durable,
       fault: opts.faultPoint ?? (() => {}),
       hasData: () =>
@@ -180,9 +203,23 @@ export class FileStore implements Store {
    * caller of this process — two requests of `mneme serve` — queues for the lock like another
    * process would, so a read-check-write (expected_rev, live slug) cannot interleave with
    * another one and lose an update.
+   *
+   * The lock section is a group commit (commit.ts): the commits made inside it are made durable
+   * together by one journal sync when it ends, before it returns. A caller of this process that
+   * arrives while a holder is inside joins its group: its fn runs after the holder's (one at a
+   * time, under the same lock) and shares the sync; each caller gets its own result or error,
+   * and only after the sync.
    */
   async withWriteLock<T>(fn: () => Promise<T>): Promise<T> {
     if (this.held.getStore()) return fn();
+    if (this.joining && this.joining.length < MAX_JOINERS) {
+      return new Promise<T>((resolve, reject) => {
+        this.joining!.push({
+          fn,
+          settle: (r) => (r.ok ? resolve(r.value as T) : reject(r.error)),
+        });
+      });
+    }
     const prior = this.queue;
     let done!: () => void;
     this.queue = new Promise<void>((r) => (done = r));
@@ -190,14 +227,37 @@ export class FileStore implements Store {
     try {
       return await withFileLock(this.layout.lockFile, this.lockTimeoutMs, () =>
         this.held.run(true, async () => {
-          recoverLocked(this.parts);
-          return fn();
+          const joined: Joiner[] = [];
+          this.joining = joined;
+          let own: Settled;
+          let results: Settled[] = [];
+          try {
+            recoverLocked(this.parts);
+            own = await settle(fn);
+            // The joiners that queued meanwhile, in arrival order (more may join as they run).
+            for (let i = 0; i < joined.length; i++) results.push(await settle(joined[i]!.fn));
+          } finally {
+            this.joining = null;
+          }
+          try {
+            flushLocked(this.parts, this.markBehind);
+          } catch (e) {
+            // Not known durable: nobody in the group is told it committed.
+            own = { ok: false, error: e };
+            results = results.map(() => ({ ok: false, error: e }));
+          }
+          joined.forEach((j, i) => j.settle(results[i]!));
+          if (!own.ok) throw own.error;
+          return own.value as T;
         }),
       );
     } finally {
       done();
     }
   }
+
+  /** While a holder runs: the callers of this process joining its group commit (else null). */
+  private joining: Joiner[] | null = null;
 
   private async recoverIfNeeded(): Promise<void> {
     if (!needsRecovery(this.parts)) return;
@@ -233,6 +293,11 @@ export class FileStore implements Store {
     } catch {
       /* still behind: tried again on the next read or write */
     }
+  }
+
+  /** Ends the group in flight early (sync, then files): for work that reads the files. */
+  private flush(): void {
+    flushLocked(this.parts, this.markBehind);
   }
 
   // ---- reads ------------------------------------------------------------------------------
@@ -281,11 +346,18 @@ export class FileStore implements Store {
   }
 
   async tombstones(scopes: string[]): Promise<Tombstone[]> {
-    return this.parts.tombstones.armed(scopes);
+    await this.catchUp();
+    return withStagedTombstones(this.parts.tombstones.armed(scopes), this.staged(), scopes);
   }
 
   async proposals(q: ProposalQuery): Promise<Proposal[]> {
-    return readProposals(this.layout.proposalsDir, q);
+    await this.catchUp();
+    return withStagedProposals(readProposals(this.layout.proposalsDir, q), this.staged(), q);
+  }
+
+  /** The commits of the group in flight, seen only by its own lock section (their files wait). */
+  private staged(): readonly StagedCommit[] {
+    return this.held.getStore() ? this.parts.group.staged : [];
   }
 
   async usage(opts: { since?: string } = {}): Promise<UsageEvent[]> {
@@ -300,7 +372,7 @@ export class FileStore implements Store {
   async verifyJournal(): Promise<VerifyReport> {
     const first = this.journalFiles.verify(this.parts.hasData);
     if (first.ok && !this.journalFiles.hasBrokenMark()) return first;
-    return this.withWriteLock(async () => verifyLocked(this.parts));
+    return this.withWriteLock(async () => (this.flush(), verifyLocked(this.parts)));
   }
 
   async anchor(): Promise<JournalAnchor> {
@@ -312,7 +384,7 @@ export class FileStore implements Store {
   }
 
   async repairJournal(req: RepairRequest): Promise<RepairReport> {
-    return this.withWriteLock(async () => repairLocked(this.parts, req));
+    return this.withWriteLock(async () => (this.flush(), repairLocked(this.parts, req)));
   }
 
   async appendUsage(events: UsageEvent[]): Promise<void> {
@@ -348,7 +420,7 @@ export class FileStore implements Store {
   // ---- rebuild and maintenance ------------------------------------------------------------
 
   async rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport> {
-    return this.withWriteLock(async () => rebuildIndex(this.parts, onProgress));
+    return this.withWriteLock(async () => (this.flush(), rebuildIndex(this.parts, onProgress)));
   }
 
   async freshness(ids: string[]): Promise<Map<string, FreshnessRecord>> {
@@ -362,11 +434,14 @@ export class FileStore implements Store {
   }
 
   async handEdited(current: Revision): Promise<{ path: string; text: string } | null> {
+    // A memory written earlier in this group has its current file still to come: not an edit.
+    if (this.staged().some((s) => s.entry.target?.id === current.id)) return null;
     return handEditOf(this.layout, current);
   }
 
   async reindex(ids: string[]): Promise<void> {
     await this.withWriteLock(async () => {
+      this.flush();
       const journaled = journaledRevisions(this.journalFiles.all());
       this.index.transaction(() => reindexLineages(this.parts, ids, journaled));
     });
@@ -392,7 +467,10 @@ export class FileStore implements Store {
   }
 
   async purge(req: PurgeRequest): Promise<PurgeReport> {
-    return this.withWriteLock(async () => purgeLocked(this.parts, req, this.markBehind));
+    return this.withWriteLock(async () => {
+      this.flush();
+      return purgeLocked(this.parts, req, this.markBehind);
+    });
   }
 
   async finishPurge(id: string): Promise<string[]> {

@@ -65,7 +65,7 @@ import { withFileLock } from './lock.js';
 import type { FileParts, StagedCommit } from './parts.js';
 import { purgeLocked, purgeSecretFile, resecurePurged, scanFiles } from './purge-files.js';
 import { rebuildIndex, reindexLineages } from './rebuild.js';
-import { needsFullRebuild, needsRecovery, recoverLocked } from './recovery.js';
+import { materialiseFrom, needsFullRebuild, needsRecovery, recoverLocked } from './recovery.js';
 import { appendUsage, readUsage } from './usage-log.js';
 import { SessionFiles } from './session-files.js';
 import { VectorDb } from './vector-db.js';
@@ -220,38 +220,57 @@ export class FileStore implements Store {
         });
       });
     }
+    // This caller leads a group: callers arriving from now until it has run them all join it.
+    const joined: Joiner[] = [];
+    this.joining = joined;
+    const close = () => {
+      if (this.joining === joined) this.joining = null;
+    };
     const prior = this.queue;
     let done!: () => void;
     this.queue = new Promise<void>((r) => (done = r));
     await prior.catch(() => {});
+    let results: Settled[] | null = null;
     try {
       return await withFileLock(this.layout.lockFile, this.lockTimeoutMs, () =>
         this.held.run(true, async () => {
-          const joined: Joiner[] = [];
-          this.joining = joined;
           let own: Settled;
-          let results: Settled[] = [];
+          const ran: Settled[] = [];
           try {
             recoverLocked(this.parts);
             own = await settle(fn);
-            // The joiners that queued meanwhile, in arrival order (more may join as they run).
-            for (let i = 0; i < joined.length; i++) results.push(await settle(joined[i]!.fn));
+            // The joiners, in arrival order (more may join while they run).
+            for (let i = 0; i < joined.length; i++) ran.push(await settle(joined[i]!.fn));
           } finally {
-            this.joining = null;
+            close();
           }
           try {
             flushLocked(this.parts, this.markBehind);
           } catch (e) {
             // Not known durable: nobody in the group is told it committed.
             own = { ok: false, error: e };
-            results = results.map(() => ({ ok: false, error: e }));
+            ran.fill({ ok: false, error: e });
           }
-          joined.forEach((j, i) => j.settle(results[i]!));
+          results = ran;
           if (!own.ok) throw own.error;
           return own.value as T;
         }),
       );
+    } catch (e) {
+      // The lock or recovery failed before the joiners ran: they fail the same way.
+      results ??= joined.map(() => ({ ok: false, error: e }));
+      throw e;
     } finally {
+      close();
+      const settledAll: Settled[] = results ?? [];
+      joined.forEach((j, i) =>
+        j.settle(
+          settledAll[i] ?? {
+            ok: false,
+            error: new MnemeError('internal', 'the group commit ended before this write ran'),
+          },
+        ),
+      );
       done();
     }
   }
@@ -420,7 +439,12 @@ export class FileStore implements Store {
   // ---- rebuild and maintenance ------------------------------------------------------------
 
   async rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport> {
-    return this.withWriteLock(async () => (this.flush(), rebuildIndex(this.parts, onProgress)));
+    return this.withWriteLock(async () => {
+      this.flush();
+      // Files a power loss took after their sync (never synced themselves) come back first.
+      materialiseFrom(this.parts, 0, { effects: false });
+      return rebuildIndex(this.parts, onProgress);
+    });
   }
 
   async freshness(ids: string[]): Promise<Map<string, FreshnessRecord>> {

@@ -86,7 +86,7 @@ export function recoverLocked(p: FileParts): void {
   }
   // Committed entries whose files a crash left unwritten, or torn: re-created from their lines.
   const from = Math.min(p.index.schemaOk ? p.index.journalSeq : 0, head.seq);
-  if (from < head.seq) materialiseFrom(p, from);
+  if (from < head.seq) materialiseFrom(p, from, { effects: p.index.schemaOk });
   if (!p.index.schemaOk) rebuildIndex(p);
   // Rows staged for lines the journal does not hold (lost before their sync): rebuilt whole.
   else if (p.index.journalSeq > head.seq || p.index.stagedSeq > head.seq) rebuildIndex(p);
@@ -137,10 +137,15 @@ export function resolveIntent(p: FileParts, intent: Intent, headSeq: number): vo
  * file is rewritten from the text its line carries when missing or different (the line's text
  * is used only when it hashes to the entry's `after.hash`); each lineage touched gets its current
  * file from its last revision, with an older revision's current file at another path removed;
- * each tombstone and proposal effect is redone in journal order. Lines of the older protocol
+ * with `effects`, each tombstone and proposal effect is redone in journal order (only for the
+ * entries of a crashed group: further back, a purge may have erased them on purpose). Lines of the older protocol
  * carry no text: their files were synced before the line, and are left as they are.
  */
-export function materialiseFrom(p: FileParts, afterSeq: number): void {
+export function materialiseFrom(
+  p: FileParts,
+  afterSeq: number,
+  opts: { effects: boolean } = { effects: true },
+): void {
   const touched = new Set<string>();
   for (const { entry: e, file } of p.journalFiles.linesAfter(afterSeq)) {
     if (e.target && e.after && file !== undefined) {
@@ -151,8 +156,17 @@ export function materialiseFrom(p: FileParts, afterSeq: number): void {
       }
       touched.add(e.target.id);
     }
-    const d = e.data as { tombstone?: CommitRequest['tombstone']; proposal?: Proposal } | undefined;
-    if (d?.tombstone || d?.proposal) applyAfterEffects(p, d.tombstone, d.proposal);
+    if (opts.effects) {
+      const d = e.data as { tombstone?: unknown; proposal?: unknown } | undefined;
+      const t = isObject(d?.tombstone) && ('arm' in d.tombstone || 'lift' in d.tombstone);
+      const prop = isObject(d?.proposal) && typeof d.proposal.id === 'string';
+      if (t || prop)
+        applyAfterEffects(
+          p,
+          t ? (d!.tombstone as CommitRequest['tombstone']) : undefined,
+          prop ? (d!.proposal as Proposal) : undefined,
+        );
+    }
   }
   for (const id of touched) {
     const lineage = readLineageFiles(p.layout, id);
@@ -167,6 +181,8 @@ export function materialiseFrom(p: FileParts, afterSeq: number): void {
       writeCurrentFile(p.layout, last, null);
   }
 }
+
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null;
 
 function textHashes(text: string, hash: string): boolean {
   if (sha256(text) === hash) return true;

@@ -1,7 +1,8 @@
 // The embedded store: Markdown revision files and JSONL logs are the truth, SQLite is a cache.
-// A commit writes an intent, the revision files (temp + rename), then the journal line (the
-// commit point), then the index rows. Opening the store finishes or rolls back whatever a crash
-// left half done, and brings a lagging index up to the journal. A journal whose chain does not
+// A commit writes its journal line (carrying the revision file's text) and index rows; the lock
+// section's end syncs the journal once for all its commits (the commit point, a group commit)
+// and then writes the revision and current files (commit.ts). Opening the store re-creates what
+// a crash left unwritten from the journal lines, and brings a lagging index up to the journal. A journal whose chain does not
 // verify against its anchor (journal/HEAD) takes no write until a person repairs it; the index
 // then follows the journal as it stands, and a lineage with a revision file the journal does not
 // record is served nowhere (journal-files.ts says how the check stays cheap).
@@ -71,7 +72,7 @@ import { SessionFiles } from './session-files.js';
 import { VectorDb } from './vector-db.js';
 
 export interface FileStoreOptions {
-  /** fsync revision files and journal lines (default true). */
+  /** fdatasync the journal at each group commit's end (default true); no other file is synced. */
   durable?: boolean;
   lockTimeoutMs?: number;
   /** Test hook: called at named points inside a commit and per lineage in a rebuild (fault injection). */

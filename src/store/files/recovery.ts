@@ -137,8 +137,10 @@ export function resolveIntent(p: FileParts, intent: Intent, headSeq: number): vo
  * file is rewritten from the text its line carries when missing or different (the line's text
  * is used only when it hashes to the entry's `after.hash`); each lineage touched gets its current
  * file from its last revision, with an older revision's current file at another path removed;
- * with `effects`, each tombstone and proposal effect is redone in journal order (only for the
- * entries of a crashed group: further back, a purge may have erased them on purpose). Lines of the older protocol
+ * with `effects` (the entries of a crashed group), each tombstone and proposal effect is redone
+ * in journal order and a differing current file is rewritten; without (a rebuild looking at the
+ * whole journal: a purge may have erased effects on purpose, a person may have edited a current
+ * file), effects are left and only an absent, empty or stale current file is rewritten. Lines of the older protocol
  * carry no text: their files were synced before the line, and are left as they are.
  */
 export function materialiseFrom(
@@ -177,7 +179,16 @@ export function materialiseFrom(
       const older = p.layout.currentFile(r.scope, r.type, r.slug);
       if (older !== target) fs.rmSync(older, { force: true });
     }
-    if (last.status !== 'active' || readIfExists(target) !== serializeRevision(last))
+    const text = readIfExists(target);
+    const want = serializeRevision(last);
+    // Outside a crashed group's window a current file that differs may be a person's edit
+    // (rebuild reports it): only one absent, empty or still an earlier revision is rewritten.
+    const stale =
+      text === null ||
+      text === '' ||
+      lineage.slice(0, -1).some((r) => serializeRevision(r) === text) ||
+      opts.effects;
+    if (last.status !== 'active' || (text !== want && stale))
       writeCurrentFile(p.layout, last, null);
   }
 }

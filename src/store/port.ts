@@ -302,10 +302,18 @@ export interface StoreCapabilities {
 export interface Store {
   readonly backend: string;
   readonly capabilities: StoreCapabilities;
-  /** Runs fn holding the store's exclusive write lock (cross-process). */
+  /**
+   * Runs fn holding the store's exclusive write lock (cross-process). The section is a group
+   * commit: every `commit` inside it becomes durable together when it ends — one journal sync on
+   * files (store/files/commit.ts), one transaction on Postgres — and before it returns, so a
+   * caller acknowledges a write only after this resolves (`Engine.apply(ops)` is one section).
+   * Inside, a later commit sees what an earlier one wrote. A concurrent caller of the same
+   * process may be run inside an open section (joining its sync); its result is its own.
+   */
   withWriteLock<T>(fn: () => Promise<T>): Promise<T>;
   /**
-   * Persists the revision (if any) and appends the chained journal entry: the commit point.
+   * Persists the revision (if any) and appends the chained journal entry: the commit point,
+   * durable once the surrounding write-lock section returns (see withWriteLock).
    * Refuses (code `refused`, details.chain = 'broken') when the journal's tail does not match
    * its anchor or a break was recorded — checked in time independent of the store's size.
    */

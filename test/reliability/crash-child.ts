@@ -63,6 +63,40 @@ if (mode === 'write') {
       ack(`refused ${s.error.code} ${s.error.message.replace(/\n/g, ' ')}`);
     }
   }
+} else if (mode === 'batch') {
+  // Group commits: each apply carries several ops (one lock, one sync); a later op of a group
+  // acts on what an earlier one wrote (a new memory corrected, then superseded, in one apply).
+  const mine: string[] = [];
+  for (let b = 0; b * 4 < count; b++) {
+    const words = (i: number) => `${tag} batch ${b} op ${i} fig${b}x${i} crash`;
+    const first = await engine.applyEach(
+      [
+        { op: 'remember', type: 'fact', abstract: `note ${words(0)}`, body: `body ${words(0)}` },
+        { op: 'remember', type: 'fact', abstract: `note ${words(1)}`, body: `body ${words(1)}` },
+      ] as OpInput[],
+      actor,
+    );
+    const ids = first.flatMap((s) => (s.ok ? [s.result.id] : []));
+    for (const s of first)
+      ack(s.ok ? `ok ${s.result.id} ${s.result.rev} ${s.result.seq}` : `refused ${s.error.code}`);
+    const target = ids[0] ?? mine[0];
+    const old = mine.shift();
+    const ops = [
+      { op: 'remember', type: 'fact', abstract: `note ${words(2)}` },
+      ...(target
+        ? [
+            { op: 'correct', id: target, abstract: `corrected ${words(3)}`, reason: 'fix' },
+            { op: 'supersede', id: target, abstract: `superseded ${words(4)}`, reason: 'newer' },
+          ]
+        : []),
+      ...(old ? [{ op: 'retract', id: old, reason: `retract ${words(5)}` }] : []),
+      { op: 'remember', type: 'fact', abstract: `note ${words(6)}` },
+    ];
+    const settled = await engine.applyEach(ops as OpInput[], actor);
+    for (const s of settled)
+      ack(s.ok ? `ok ${s.result.id} ${s.result.rev} ${s.result.seq}` : `refused ${s.error.code}`);
+    mine.push(...ids.slice(1));
+  }
 } else if (mode === 'rebuild') {
   await engine.rebuild();
   ack('rebuilt');

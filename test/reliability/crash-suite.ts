@@ -59,12 +59,49 @@ do not edit by hand. Last run: ${r.date.slice(0, 19)}Z, commit ${r.git_commit?.s
 ${r.machine.cores} × ${r.machine.cpu} (${r.seconds} s). The CI subset of every part below runs in
 \`npm test\` (\`test/reliability-*.test.ts\`).
 
+## The commit protocol: one sync per commit, group commit
+
+A write of the file store makes one fdatasync, of the journal (store/files/commit.ts). Every
+commit made while the store lock is held is *staged*: its journal line is written — the chained
+entry (whose hash covers the revision's hash, \`after.hash\`) and, outside the hashed entry, the
+exact text of the revision file it commits (\`file\`) — and its index rows go in, so a later op of
+the same \`apply\` sees it. When the lock section ends, one fdatasync of the journal makes every
+line of the group durable (the commit point of all of them; the journal directory is synced too
+when the group opened a new segment), and only then are the history and current files, the
+tombstone and proposal effects written (none synced) and the index's \`journal_seq\` advanced.
+\`Engine.apply(ops)\` with N ops is one lock section, so one sync; callers of one process arriving
+while a group is open (several MCP or HTTP requests) join it; other processes wait for the lock
+file and group their own commits. No write is acknowledged before its group's sync. There is no
+intent file any more: nothing is written before the journal line, so there is nothing to undo.
+
+What recovery (the next open, or the next write or read of the process) does after a crash at
+each point — the fault points the suite kills at:
+
+| crash point | left behind | recovery rule |
+| --- | --- | --- |
+| before a line is written | nothing of that commit | nothing: the write never happened (earlier lines of its group stand) |
+| mid-line (\`write\` cut short) | a torn last line | the unterminated line is dropped before the next append: never committed |
+| \`after-journal\` (k of N lines of a group written) | lines past the index's \`journal_seq\`, no files | each line is committed (the journal is the truth): files, effects and index rows are re-created from the lines past \`journal_seq\` |
+| \`after-index\` (a line's rows staged) | \`staged_seq\` > \`journal_seq\`, no files | as above; the staged rows are re-derived |
+| \`group-after-sync\` (sync done, no file written) | synced lines, no files | as above |
+| \`group-after-history\`, \`group-after-current\`, \`group-after-effects\` (between files) | some files of the group, a temp file | each history file that is missing or differs from its line's text is rewritten from it (the text is used only if it hashes to \`after.hash\`); each lineage touched gets its current file from its last revision, an older current file at another path removed; tombstone and proposal effects of those entries are redone in journal order (idempotent); stray temp files removed |
+| \`group-after-files\` (files done, \`journal_seq\` not advanced) | everything but the index mark | the same pass finds every file in place and advances \`journal_seq\` |
+| power loss after the sync | files written after it may be empty or absent, lines stand | the lines past the index's \`journal_seq\` are materialised as above; a file lost whose index mark survived is named by \`mneme fsck\` (a committed revision with no file, or one that does not match its hash) and \`mneme rebuild\` writes it again from its line |
+| power loss before the sync | lines may be lost; no file of the group was written | the journal ends earlier; index rows staged for lost lines (\`staged_seq\` past the journal's head) make the index rebuild from the journal; nothing was acknowledged |
+
+A store written before this protocol reads the same: its lines carry no \`file\` and verify as
+they did, and an intent file an older mneme left is still finished or undone on open. A purge
+drops the \`file\` text from every line of the purged memory (its skeleton files are written and
+synced by the purge itself).
+
 ## Crash safety: SIGKILL inside the write path
 
-A child process writes through the real engine (remember, supersede, correct, retract; a rebuild;
-a distiller applying model output) and SIGKILLs itself at a named fault point — after the intent
-file, the history file, the current file, the journal line (the commit point), the index rows, or
-per lineage inside a rebuild — or is SIGKILLed from outside after a random delay. After each kill
+A child process writes through the real engine (remember, supersede, correct, retract, one op per
+\`apply\`, or several ops per \`apply\` — \`batch\`: a group commit where a later op corrects and
+supersedes a memory an earlier op of the group wrote; a rebuild; a distiller applying model
+output) and SIGKILLs itself at a named fault point of the table above — the k-th time it is
+reached, so inside a group after k of its lines, after its sync, between its files — or per
+lineage inside a rebuild, or is SIGKILLed from outside after a random delay. After each kill
 the store is opened (recovery) and checked: the journal chain verifies; every revision the
 journal committed is on disk with its committed hash and served by the index and recall; no
 revision without a committed journal entry is visible anywhere; every write the child
@@ -81,7 +118,7 @@ ${rows(
 )}
 
 Left behind by the kills for recovery to handle: a stale lock ${k.left.lock} times, an intent
-file (a half-done commit) ${k.left.intent} times, a torn journal line ${k.left.tornJournal} times.
+file ${k.left.intent} times (none is written any more), a torn journal line ${k.left.tornJournal} times.
 ${k.ackedWrites} writes were acknowledged by killed writers; the journal ended at ${k.committedEntries} entries.
 ${k.failures.length ? `\nFailures:\n\n${k.failures.map((x) => `- ${x.label}: ${x.problems.join('; ')}`).join('\n')}\n` : ''}
 \`fsck --fix\` kill points are not in this run: fsck is not on this branch yet.

@@ -15,19 +15,36 @@ import { FileStore } from '../../src/store/files/file-store.js';
 import { SessionFiles } from '../../src/store/files/session-files.js';
 
 export const CRASH_BINDING = { project: 'crash-0000000c', identity: 'crash' };
+/**
+ * The fault points of the one-sync commit (store/files/commit.ts): a line written and its index
+ * rows staged (per commit of a group), then once per group the sync, and per commit its history
+ * file, current file and tombstone/proposal effects, then the index's journal_seq.
+ */
 export const COMMIT_POINTS = [
-  'after-intent',
-  'after-history',
-  'after-current',
   'after-journal',
   'after-index',
+  'group-after-sync',
+  'group-after-history',
+  'group-after-current',
+  'group-after-effects',
+  'group-after-files',
+] as const;
+
+/** The points inside a group commit of several ops (`batch` mode: one apply of many ops). */
+export const GROUP_POINTS = [
+  'after-journal',
+  'after-index',
+  'group-after-sync',
+  'group-after-history',
+  'group-after-current',
+  'group-after-effects',
 ] as const;
 
 /** The fault points inside a purge (store/files/purge-files.ts), the commit point among them. */
 export const PURGE_POINTS = [
   'purge-after-pending',
-  'after-intent',
   'after-journal',
+  'group-after-sync',
   'purge-after-journal',
   'purge-after-journal-rewrite',
   'purge-after-files',
@@ -35,7 +52,7 @@ export const PURGE_POINTS = [
   'after-index',
 ] as const;
 
-export type KillMode = 'write' | 'rebuild' | 'distill' | 'timed';
+export type KillMode = 'write' | 'batch' | 'rebuild' | 'distill' | 'timed';
 
 export interface KillPoint {
   mode: KillMode;
@@ -146,6 +163,7 @@ export async function runKillPoints(
       count = 5;
     }
     if (spec.mode === 'timed') count = 60;
+    if (spec.mode === 'batch') count = 12;
     const mode = spec.mode === 'timed' ? 'write' : spec.mode;
     const r = await runChild([mode, store, tag, String(count)], env, spec.delayMs);
     const outcome: KillOutcome = {
@@ -405,8 +423,10 @@ export function generatePoints(n: number, seed: number): KillPoint[] {
   const out: KillPoint[] = [{ mode: 'write', point: 'after-index', at: 4 }];
   while (out.length < n) {
     const r = rand();
-    if (r < 0.55)
+    if (r < 0.35)
       out.push({ mode: 'write', point: pick(COMMIT_POINTS), at: 1 + Math.floor(rand() * 8) });
+    else if (r < 0.6)
+      out.push({ mode: 'batch', point: pick(GROUP_POINTS), at: 1 + Math.floor(rand() * 9) });
     else if (r < 0.75) out.push({ mode: 'timed', delayMs: 250 + Math.floor(rand() * 1250) });
     else if (r < 0.87)
       out.push({ mode: 'distill', point: pick(COMMIT_POINTS), at: 1 + Math.floor(rand() * 5) });
@@ -418,11 +438,21 @@ export function generatePoints(n: number, seed: number): KillPoint[] {
 /** The fixed CI subset: every commit point, a rebuild, distiller applies and a timed kill. */
 export const CI_POINTS: KillPoint[] = [
   { mode: 'write', point: 'after-index', at: 3 },
-  ...COMMIT_POINTS.map((point, i) => ({ mode: 'write' as const, point, at: 2 + (i % 3) })),
+  ...COMMIT_POINTS.map((point, i) => ({
+    mode: 'write' as const,
+    point,
+    // Effects (a correction's tombstone) come on two of a writer's eight commits.
+    at: point === 'group-after-effects' ? 2 : 2 + (i % 3),
+  })),
   { mode: 'rebuild', point: 'during-rebuild', at: 2 },
-  { mode: 'distill', point: 'after-history', at: 2 },
+  { mode: 'distill', point: 'group-after-history', at: 2 },
   { mode: 'distill', point: 'after-journal', at: 3 },
   { mode: 'distill', point: 'after-index', at: 1 },
   { mode: 'write', point: 'after-journal', at: 1 },
+  // Inside a group commit of several ops: after k of N lines, after the sync, between files.
+  { mode: 'batch', point: 'after-journal', at: 3 },
+  { mode: 'batch', point: 'group-after-sync', at: 1 },
+  { mode: 'batch', point: 'group-after-history', at: 2 },
+  { mode: 'batch', point: 'group-after-current', at: 5 },
   { mode: 'timed', delayMs: 700 },
 ];

@@ -38,6 +38,17 @@ export function appendDurable(file: string, line: string, durable: boolean): voi
   }
 }
 
+/** fdatasync a file, or fsync a directory (so an entry created in it survives a power loss). */
+export function syncFile(file: string, dir: boolean): void {
+  const fd = fs.openSync(file, 'r');
+  try {
+    if (dir) fs.fsyncSync(fd);
+    else fs.fdatasyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 export function readIfExists(file: string): string | null {
   try {
     return fs.readFileSync(file, 'utf8');

@@ -9,6 +9,7 @@ import type { CommitRequest, ProposalQuery } from '../port.js';
 import { appendDurable, readIfExists, writeFileAtomic } from './atomic.js';
 import { safeReaddir } from './dirs.js';
 import type { Layout } from './layout.js';
+import type { StagedCommit } from './parts.js';
 
 export class TombstoneLog {
   private cache: { size: number; list: Tombstone[] } | null = null;
@@ -100,6 +101,48 @@ export function readProposals(dir: string, q: ProposalQuery): Proposal[] {
     }
   }
   return out.sort((a, b) =>
+    a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1,
+  );
+}
+
+/** The armed tombstones with the arms and lifts of a group commit still to be written. */
+export function withStagedTombstones(
+  armed: Tombstone[],
+  staged: readonly StagedCommit[],
+  scopes: string[],
+): Tombstone[] {
+  if (!staged.some((s) => s.tombstone)) return armed;
+  const want = new Set(scopes);
+  const byKey = new Map(armed.map((t) => [`${t.scope}\u0000${t.key}`, t]));
+  for (const s of staged) {
+    const t = s.tombstone;
+    if (!t) continue;
+    if ('arm' in t) {
+      if (want.has(t.arm.scope)) byKey.set(`${t.arm.scope}\u0000${t.arm.key}`, t.arm);
+    } else byKey.delete(`${t.lift.scope}\u0000${t.lift.key}`);
+  }
+  return [...byKey.values()];
+}
+
+/** The proposals matching a query, with the states a group commit has still to write. */
+export function withStagedProposals(
+  found: Proposal[],
+  staged: readonly StagedCommit[],
+  q: ProposalQuery,
+): Proposal[] {
+  if (!staged.some((s) => s.proposal)) return found;
+  const byId = new Map(found.map((x) => [x.id, x]));
+  for (const s of staged) {
+    const x = s.proposal;
+    if (!x) continue;
+    const matches =
+      (!q.id || x.id === q.id) &&
+      (!q.state || x.state === q.state) &&
+      (!q.scopes || q.scopes.includes(x.scope));
+    if (matches) byId.set(x.id, x);
+    else byId.delete(x.id);
+  }
+  return [...byId.values()].sort((a, b) =>
     a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1,
   );
 }

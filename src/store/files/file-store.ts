@@ -1,7 +1,8 @@
 // The embedded store: Markdown revision files and JSONL logs are the truth, SQLite is a cache.
-// A commit writes an intent, the revision files (temp + rename), then the journal line (the
-// commit point), then the index rows. Opening the store finishes or rolls back whatever a crash
-// left half done, and brings a lagging index up to the journal. A journal whose chain does not
+// A commit writes its journal line (carrying the revision file's text) and index rows; the lock
+// section's end syncs the journal once for all its commits (the commit point, a group commit)
+// and then writes the revision and current files (commit.ts). Opening the store re-creates what
+// a crash left unwritten from the journal lines, and brings a lagging index up to the journal. A journal whose chain does not
 // verify against its anchor (journal/HEAD) takes no write until a person repairs it; the index
 // then follows the journal as it stands, and a lineage with a revision file the journal does not
 // record is served nowhere (journal-files.ts says how the check stays cheap).
@@ -46,9 +47,14 @@ import type {
 } from '../port.js';
 import { ArtifactFiles } from './artifact-files.js';
 import { readIfExists } from './atomic.js';
-import { commitLocked } from './commit.js';
+import { commitLocked, flushLocked } from './commit.js';
 import { dirHasEntry } from './dirs.js';
-import { readProposals, TombstoneLog } from './effects.js';
+import {
+  readProposals,
+  TombstoneLog,
+  withStagedProposals,
+  withStagedTombstones,
+} from './effects.js';
 import { handEditOf } from './hand-edits.js';
 import { IndexDb } from './index-db.js';
 import { isBusy } from './index-schema.js';
@@ -58,16 +64,16 @@ import { anchorOf, damageNow, repairLocked, verifyLocked } from './journal-healt
 import { Layout } from './layout.js';
 import { journaledRevisions } from './lineage-files.js';
 import { withFileLock } from './lock.js';
-import type { FileParts } from './parts.js';
+import type { FileParts, StagedCommit } from './parts.js';
 import { purgeLocked, purgeSecretFile, resecurePurged, scanFiles } from './purge-files.js';
 import { rebuildIndex, reindexLineages } from './rebuild.js';
-import { needsFullRebuild, needsRecovery, recoverLocked } from './recovery.js';
+import { materialiseFrom, needsFullRebuild, needsRecovery, recoverLocked } from './recovery.js';
 import { appendUsage, readUsage } from './usage-log.js';
 import { SessionFiles } from './session-files.js';
 import { VectorDb } from './vector-db.js';
 
 export interface FileStoreOptions {
-  /** fsync revision files and journal lines (default true). */
+  /** fdatasync the journal at each group commit's end (default true); no other file is synced. */
   durable?: boolean;
   lockTimeoutMs?: number;
   /** Test hook: called at named points inside a commit and per lineage in a rebuild (fault injection). */
@@ -79,6 +85,23 @@ export interface FileStoreOptions {
   deferFullRebuild?: boolean;
   /** Test hook: roll the journal over to a new segment past this many bytes (default 32 MiB). */
   segmentBytes?: number;
+}
+
+/** How many callers may join one holder's group commit (the rest queue for the next). */
+const MAX_JOINERS = 256;
+
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+interface Joiner {
+  fn: () => Promise<unknown>;
+  settle: (r: Settled) => void;
+}
+
+async function settle(fn: () => Promise<unknown>): Promise<Settled> {
+  try {
+    return { ok: true, value: await fn() };
+  } catch (error) {
+    return { ok: false, error };
+  }
 }
 
 export class FileStore implements Store {
@@ -139,6 +162,7 @@ export class FileStore implements Store {
       index,
       journalFiles: this.journalFiles,
       tombstones: new TombstoneLog(layout.tombstonesFile, durable),
+      group: { staged: [] },
       durable,
       fault: opts.faultPoint ?? (() => {}),
       hasData: () =>
@@ -184,24 +208,80 @@ export class FileStore implements Store {
    * caller of this process — two requests of `mneme serve` — queues for the lock like another
    * process would, so a read-check-write (expected_rev, live slug) cannot interleave with
    * another one and lose an update.
+   *
+   * The lock section is a group commit (commit.ts): the commits made inside it are made durable
+   * together by one journal sync when it ends, before it returns. A caller of this process that
+   * arrives while a holder is inside joins its group: its fn runs after the holder's (one at a
+   * time, under the same lock) and shares the sync; each caller gets its own result or error,
+   * and only after the sync.
    */
   async withWriteLock<T>(fn: () => Promise<T>): Promise<T> {
     if (this.held.getStore()) return fn();
+    if (this.joining && this.joining.length < MAX_JOINERS) {
+      return new Promise<T>((resolve, reject) => {
+        this.joining!.push({
+          fn,
+          settle: (r) => (r.ok ? resolve(r.value as T) : reject(r.error)),
+        });
+      });
+    }
+    // This caller leads a group: callers arriving from now until it has run them all join it.
+    const joined: Joiner[] = [];
+    this.joining = joined;
+    const close = () => {
+      if (this.joining === joined) this.joining = null;
+    };
     const prior = this.queue;
     let done!: () => void;
     this.queue = new Promise<void>((r) => (done = r));
     await prior.catch(() => {});
+    let results: Settled[] | null = null;
     try {
       return await withFileLock(this.layout.lockFile, this.lockTimeoutMs, () =>
         this.held.run(true, async () => {
-          recoverLocked(this.parts);
-          return fn();
+          let own: Settled;
+          const ran: Settled[] = [];
+          try {
+            recoverLocked(this.parts);
+            own = await settle(fn);
+            // The joiners, in arrival order (more may join while they run).
+            for (let i = 0; i < joined.length; i++) ran.push(await settle(joined[i]!.fn));
+          } finally {
+            close();
+          }
+          try {
+            flushLocked(this.parts, this.markBehind);
+          } catch (e) {
+            // Not known durable: nobody in the group is told it committed.
+            own = { ok: false, error: e };
+            ran.fill({ ok: false, error: e });
+          }
+          results = ran;
+          if (!own.ok) throw own.error;
+          return own.value as T;
         }),
       );
+    } catch (e) {
+      // The lock or recovery failed before the joiners ran: they fail the same way.
+      results ??= joined.map(() => ({ ok: false, error: e }));
+      throw e;
     } finally {
+      close();
+      const settledAll: Settled[] = results ?? [];
+      joined.forEach((j, i) =>
+        j.settle(
+          settledAll[i] ?? {
+            ok: false,
+            error: new MnemeError('internal', 'the group commit ended before this write ran'),
+          },
+        ),
+      );
       done();
     }
   }
+
+  /** While a holder runs: the callers of this process joining its group commit (else null). */
+  private joining: Joiner[] | null = null;
 
   private async recoverIfNeeded(): Promise<void> {
     if (!needsRecovery(this.parts)) return;
@@ -237,6 +317,11 @@ export class FileStore implements Store {
     } catch {
       /* still behind: tried again on the next read or write */
     }
+  }
+
+  /** Ends the group in flight early (sync, then files): for work that reads the files. */
+  private flush(): void {
+    flushLocked(this.parts, this.markBehind);
   }
 
   // ---- reads ------------------------------------------------------------------------------
@@ -285,11 +370,18 @@ export class FileStore implements Store {
   }
 
   async tombstones(scopes: string[]): Promise<Tombstone[]> {
-    return this.parts.tombstones.armed(scopes);
+    await this.catchUp();
+    return withStagedTombstones(this.parts.tombstones.armed(scopes), this.staged(), scopes);
   }
 
   async proposals(q: ProposalQuery): Promise<Proposal[]> {
-    return readProposals(this.layout.proposalsDir, q);
+    await this.catchUp();
+    return withStagedProposals(readProposals(this.layout.proposalsDir, q), this.staged(), q);
+  }
+
+  /** The commits of the group in flight, seen only by its own lock section (their files wait). */
+  private staged(): readonly StagedCommit[] {
+    return this.held.getStore() ? this.parts.group.staged : [];
   }
 
   async usage(opts: { since?: string } = {}): Promise<UsageEvent[]> {
@@ -304,7 +396,7 @@ export class FileStore implements Store {
   async verifyJournal(): Promise<VerifyReport> {
     const first = this.journalFiles.verify(this.parts.hasData);
     if (first.ok && !this.journalFiles.hasBrokenMark()) return first;
-    return this.withWriteLock(async () => verifyLocked(this.parts));
+    return this.withWriteLock(async () => (this.flush(), verifyLocked(this.parts)));
   }
 
   async anchor(): Promise<JournalAnchor> {
@@ -316,7 +408,7 @@ export class FileStore implements Store {
   }
 
   async repairJournal(req: RepairRequest): Promise<RepairReport> {
-    return this.withWriteLock(async () => repairLocked(this.parts, req));
+    return this.withWriteLock(async () => (this.flush(), repairLocked(this.parts, req)));
   }
 
   async appendUsage(events: UsageEvent[]): Promise<void> {
@@ -352,7 +444,12 @@ export class FileStore implements Store {
   // ---- rebuild and maintenance ------------------------------------------------------------
 
   async rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport> {
-    return this.withWriteLock(async () => rebuildIndex(this.parts, onProgress));
+    return this.withWriteLock(async () => {
+      this.flush();
+      // Files a power loss took after their sync (never synced themselves) come back first.
+      materialiseFrom(this.parts, 0, { effects: false });
+      return rebuildIndex(this.parts, onProgress);
+    });
   }
 
   async freshness(ids: string[]): Promise<Map<string, FreshnessRecord>> {
@@ -366,11 +463,14 @@ export class FileStore implements Store {
   }
 
   async handEdited(current: Revision): Promise<{ path: string; text: string } | null> {
+    // A memory written earlier in this group has its current file still to come: not an edit.
+    if (this.staged().some((s) => s.entry.target?.id === current.id)) return null;
     return handEditOf(this.layout, current);
   }
 
   async reindex(ids: string[]): Promise<void> {
     await this.withWriteLock(async () => {
+      this.flush();
       const journaled = journaledRevisions(this.journalFiles.all());
       this.index.transaction(() => reindexLineages(this.parts, ids, journaled));
     });
@@ -396,7 +496,10 @@ export class FileStore implements Store {
   }
 
   async purge(req: PurgeRequest): Promise<PurgeReport> {
-    return this.withWriteLock(async () => purgeLocked(this.parts, req, this.markBehind));
+    return this.withWriteLock(async () => {
+      this.flush();
+      return purgeLocked(this.parts, req, this.markBehind);
+    });
   }
 
   async finishPurge(id: string): Promise<string[]> {

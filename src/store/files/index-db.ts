@@ -69,6 +69,13 @@ export class IndexDb {
   get journalSeq(): number {
     return Number(this.getMeta('journal_seq') ?? '0');
   }
+  /**
+   * The last entry whose index rows were written inside a group commit not yet finished (its
+   * files still to be written after the sync): past `journalSeq`, recovery has work to do.
+   */
+  get stagedSeq(): number {
+    return Number(this.getMeta('staged_seq') ?? '0');
+  }
   get schemaOk(): boolean {
     return this.getMeta('schema') === SCHEMA_VERSION;
   }

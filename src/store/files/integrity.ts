@@ -113,6 +113,21 @@ export function integrityFindings(p: FileParts, v: VerifyReport): IntegrityFindi
     if (last && last.status === 'active')
       currentByPath.set(p.layout.currentFile(last.scope, last.type, last.slug), last);
   }
+  // A revision the journal committed with no file: under the one-sync commit, what a power loss
+  // can take after the journal's sync (the files are written after it, unsynced).
+  for (const key of journaled.keys())
+    if (!onDisk.has(key)) {
+      const [id, rev] = key.split('#');
+      const where = `history/${id}/${rev!.padStart(6, '0')}.md`;
+      out.push({
+        kind: 'revision_unreadable',
+        severity: 'error',
+        memory: id,
+        rev: Number(rev),
+        path: where,
+        message: `${where} is missing, though the journal committed it: \`mneme rebuild\` writes it again from its journal line (lines written before mneme carried the revision text cannot: restore the file from a backup)`,
+      });
+    }
   for (const key of indexed.keys())
     if (!onDisk.has(key)) {
       const [id, rev] = key.split('#');

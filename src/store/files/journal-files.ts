@@ -23,7 +23,7 @@ import {
 } from '../../core/journal.js';
 import type { VerifyReport } from '../port.js';
 import { reportOf } from '../journal-guard.js';
-import { appendDurable, writeFileAtomic } from './atomic.js';
+import { appendDurable, syncFile, writeFileAtomic } from './atomic.js';
 import {
   ANCHOR_NAME,
   fingerprintOf,
@@ -39,7 +39,9 @@ import {
   cutTornLine,
   endsMidLine,
   lastEntry,
+  lineOf,
   listSegments,
+  parseLine,
   segmentEntries,
 } from './journal-segments.js';
 
@@ -107,29 +109,69 @@ export class JournalFiles {
     return this.appendEntry(chainEntry(this.head(), body), anchor);
   }
 
-  /** Appends an entry already chained (core's commitEntry) to the journal's last entry. */
+  /** Appends an entry already chained (core's commitEntry) and makes it durable at once. */
   appendEntry(entry: JournalEntry, anchor: Anchor): JournalEntry {
+    this.appendLine(entry, anchor);
+    this.sync();
+    return entry;
+  }
+
+  /** Segments written since the last `sync`, and whether one of them is new (its directory too). */
+  private unsynced = new Set<string>();
+  private newSegment = false;
+
+  /**
+   * Writes one entry's line (with its revision file's text, `file`, outside the hashed entry)
+   * and moves the anchor to it — without a sync: the caller holds the store lock and calls
+   * `sync` before it acknowledges the entry (one sync for a whole group commit, commit.ts).
+   */
+  appendLine(entry: JournalEntry, anchor: Anchor, file?: string): JournalEntry {
     const head = this.head();
     if (entry.seq !== head.seq + 1 || entry.prev !== head.hash)
       throw new MnemeError('internal', `journal entry ${entry.seq} is not chained to the head`);
     fs.mkdirSync(this.dir, { recursive: true });
     const segs = this.segments();
-    let file = segs[segs.length - 1];
-    if (!file || fs.statSync(file).size > this.segmentBytes) {
-      file = path.join(this.dir, `${String(segs.length + 1).padStart(8, '0')}.jsonl`);
+    let seg = segs[segs.length - 1];
+    if (!seg || fs.statSync(seg).size > this.segmentBytes) {
+      seg = path.join(this.dir, `${String(segs.length + 1).padStart(8, '0')}.jsonl`);
+      this.newSegment = true;
     }
-    const line = `${JSON.stringify(entry)}\n`;
-    appendDurable(file, line, this.durable);
-    const size = fs.statSync(file).size;
-    this.cached = { file, size, head: { seq: entry.seq, hash: entry.hash } };
+    appendDurable(seg, lineOf(entry, file), false);
+    this.unsynced.add(seg);
+    const size = fs.statSync(seg).size;
+    this.cached = { file: seg, size, head: { seq: entry.seq, hash: entry.hash } };
     this.writeAnchor({
       v: 2,
       seq: entry.seq,
       hash: entry.hash,
-      pp: passphraseSetBy(entry) ?? anchor.pp,
+      pp: passphraseSetBy(entry) ?? this.pendingPp ?? anchor.pp,
       cp: this.fingerprint(),
     });
+    if (passphraseSetBy(entry)) this.pendingPp = passphraseSetBy(entry);
     return entry;
+  }
+
+  /** A passphrase set by a line not yet synced (the next line's anchor must carry it). */
+  private pendingPp: Anchor['pp'] | undefined;
+
+  /** Whether lines were written since the last sync. */
+  get dirty(): boolean {
+    return this.unsynced.size > 0;
+  }
+
+  /**
+   * The commit point of everything appended since the last call: one fdatasync per segment
+   * written (one, unless a group commit rolled over), and the journal directory's once when a
+   * segment was created.
+   */
+  sync(): void {
+    if (this.durable) {
+      for (const seg of this.unsynced) syncFile(seg, false);
+      if (this.newSegment) syncFile(this.dir, true);
+    }
+    this.unsynced.clear();
+    this.newSegment = false;
+    this.pendingPp = undefined;
   }
 
   /**
@@ -137,22 +179,22 @@ export class JournalFiles {
    * one is rewritten (temp + rename), then the anchor records the segments' new identity. The
    * caller holds the lock and has appended the purge entry that vouches for the rewrites.
    */
-  rewriteEntries(rewritten: ReadonlyMap<number, JournalEntry>): void {
-    if (rewritten.size === 0) return;
+  rewriteEntries(rewritten: ReadonlyMap<number, JournalEntry>, dropFilesOf?: string): void {
+    if (rewritten.size === 0 && dropFilesOf === undefined) return;
     for (const file of this.segments()) {
       const text = fs.readFileSync(file, 'utf8');
       let changed = false;
       const lines = text.split('\n').map((line) => {
-        let seq: unknown;
-        try {
-          seq = line.trim() === '' ? undefined : (JSON.parse(line) as { seq?: unknown }).seq;
-        } catch {
-          return line;
-        }
-        const next = typeof seq === 'number' ? rewritten.get(seq) : undefined;
-        if (!next) return line;
+        if (line.trim() === '') return line;
+        const parsed = parseLine(line);
+        if (!parsed.entry) return line;
+        const next = rewritten.get(parsed.entry.seq);
+        // The revision text a line carries for the purged memory goes with it (its history
+        // files are the purge's skeletons, written durably by the purge itself).
+        const drop = parsed.file !== undefined && parsed.entry.target?.id === dropFilesOf;
+        if (!next && !drop) return line;
         changed = true;
-        return JSON.stringify(next);
+        return lineOf(next ?? parsed.entry, drop ? undefined : parsed.file).slice(0, -1);
       });
       if (changed) writeFileAtomic(file, lines.join('\n'), this.durable);
     }
@@ -269,8 +311,16 @@ export class JournalFiles {
 
   // ---- reading ------------------------------------------------------------------------------
 
-  entries(): Generator<{ entry: JournalEntry | null; where: string; raw: string }> {
+  entries(): Generator<{ entry: JournalEntry | null; where: string; raw: string; file?: string }> {
     return segmentEntries(this.segments());
+  }
+
+  /** The entries after `afterSeq` with the revision text their lines carry (recovery). */
+  linesAfter(afterSeq: number): { entry: JournalEntry; file?: string }[] {
+    const out: { entry: JournalEntry; file?: string }[] = [];
+    for (const { entry, file } of this.entries())
+      if (entry && entry.seq > afterSeq) out.push(file !== undefined ? { entry, file } : { entry });
+    return out;
   }
 
   all(): JournalEntry[] {

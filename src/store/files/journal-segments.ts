@@ -22,7 +22,7 @@ export function listSegments(dir: string): string[] {
 /** Every line of the segments, parsed (null when a line is not an entry), with where it is. */
 export function* segmentEntries(
   segs: string[],
-): Generator<{ entry: JournalEntry | null; where: string; raw: string }> {
+): Generator<{ entry: JournalEntry | null; where: string; raw: string; file?: string }> {
   for (const seg of segs) {
     let text: string;
     try {
@@ -35,7 +35,13 @@ export function* segmentEntries(
     const name = path.basename(seg);
     for (let i = 0; i < lines.length; i++) {
       const raw = lines[i]!;
-      yield { entry: parseEntry(raw), where: `journal/${name}:${i + 1}`, raw };
+      const { entry, file } = parseLine(raw);
+      yield {
+        entry,
+        where: `journal/${name}:${i + 1}`,
+        raw,
+        ...(file !== undefined ? { file } : {}),
+      };
     }
   }
 }
@@ -63,13 +69,34 @@ export function cutTornLine(file: string): boolean {
   return true;
 }
 
-export function parseEntry(raw: string): JournalEntry | null {
+/**
+ * The field of a line that carries the exact text of the revision file its entry commits (the
+ * one-sync protocol, commit.ts). It is not part of the entry: the entry's hash covers the
+ * revision's hash (`after.hash`), so a body that does not hash to it is detected and not used.
+ * Lines written before this field existed have none and read the same.
+ */
+export const FILE_FIELD = 'file';
+
+export function parseLine(raw: string): { entry: JournalEntry | null; file?: string } {
+  let e: JournalEntry & { [FILE_FIELD]?: unknown };
   try {
-    const e = JSON.parse(raw) as JournalEntry;
-    return typeof e.seq === 'number' && typeof e.hash === 'string' ? e : null;
+    e = JSON.parse(raw) as JournalEntry & { [FILE_FIELD]?: unknown };
   } catch {
-    return null;
+    return { entry: null };
   }
+  if (e === null || typeof e.seq !== 'number' || typeof e.hash !== 'string') return { entry: null };
+  if (!(FILE_FIELD in e)) return { entry: e };
+  const { [FILE_FIELD]: file, ...entry } = e;
+  return typeof file === 'string' ? { entry, file } : { entry };
+}
+
+export function parseEntry(raw: string): JournalEntry | null {
+  return parseLine(raw).entry;
+}
+
+/** A journal line: the entry's JSON, then (outside the hashed entry) its revision file's text. */
+export function lineOf(entry: JournalEntry, file?: string): string {
+  return `${JSON.stringify(file === undefined ? entry : { ...entry, [FILE_FIELD]: file })}\n`;
 }
 
 /** The last entry of a segment of `size` bytes, read from its tail (null when it has none). */

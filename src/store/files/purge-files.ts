@@ -20,7 +20,7 @@ import { vouchingBody } from '../purge-body.js';
 import type { Revision } from '../../core/types.js';
 import type { PurgeReport, PurgeRequest, ScanPlace } from '../port.js';
 import { readIfExists, writeFileAtomic } from './atomic.js';
-import { commitLocked } from './commit.js';
+import { commitLocked, flushLocked } from './commit.js';
 import { removeStrayTemps, walk } from './dirs.js';
 import { findCurrentFilesFor, readLineageFiles } from './lineage-files.js';
 import type { FileParts } from './parts.js';
@@ -80,6 +80,8 @@ export function purgeLocked(p: FileParts, req: PurgeRequest, markBehind: () => v
       { body, revision: null, tombstone: { arm: req.tombstone } },
       markBehind,
     );
+    // The purge entry's sync (the commit point) comes before any erasure.
+    flushLocked(p, markBehind);
   } catch (err) {
     // Not committed: the purge did not happen, and its redo record goes with it.
     if (p.journalFiles.head().seq < pending.seq) fs.rmSync(pendingPurgeFile(p), { force: true });
@@ -142,7 +144,7 @@ function erasePurged(p: FileParts, pending: PendingPurge): string[] {
     p.journalFiles.all().filter((x) => x.seq < pending.seq),
     e,
   );
-  p.journalFiles.rewriteEntries(rewritten);
+  p.journalFiles.rewriteEntries(rewritten, pending.id);
   p.fault('purge-after-journal-rewrite');
 
   // 2. tombstones.jsonl: a value tombstone of the purged value goes (and any lift of it); the

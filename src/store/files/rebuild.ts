@@ -74,6 +74,7 @@ export function rebuildIndex(
     }
     applyWeightPasses(p, all);
     p.index.setMeta('journal_seq', String(p.journalFiles.head().seq));
+    p.index.setMeta('staged_seq', String(p.journalFiles.head().seq));
   });
   collectHandEdits(p.layout, currentByPath, withheld, report.handEdits);
   for (const f of safeReaddir(p.layout.usageDir)) {

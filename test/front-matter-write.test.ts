@@ -38,7 +38,7 @@ const base: Revision = {
 
 const frontOf = (r: Revision) => {
   const front: Record<string, unknown> = {};
-  for (const k of FRONT_KEYS) front[k] = r[k];
+  for (const k of FRONT_KEYS) if (r[k] !== undefined) front[k] = r[k];
   return front;
 };
 /** What the library alone writes for a revision. */
@@ -186,6 +186,14 @@ describe('fast front-matter writer', () => {
     assert.notEqual(fast, undefined, 'a plain revision must take the fast path');
     assert.equal(`---\n${fast}---\n${base.body}`, libraryText(base));
     assert.equal(serializeRevision(base), libraryText(base));
+    // An artifact reference (written last, only when present) takes the fast path too.
+    const withArtifact = {
+      ...base,
+      artifact: { sha256: 'cd'.repeat(32), size: 4096, name: 'run.log', media_type: 'text/plain' },
+    } as Revision;
+    assert.notEqual(writeCanonicalFrontMatter(frontOf(withArtifact), noQuote), undefined);
+    assert.equal(serializeRevision(withArtifact), libraryText(withArtifact));
+    assert.match(serializeRevision(withArtifact), /\nartifact:\n {2}sha256: c/);
   });
 
   it('never differs from the library, and writes many generated revisions itself', () => {

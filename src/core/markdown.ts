@@ -129,7 +129,8 @@ const RECENT_MAX = 32;
 
 export function serializeRevision(r: Revision): string {
   const front: Record<string, unknown> = {};
-  for (const k of FRONT_KEYS) front[k] = r[k];
+  // An absent key (artifact, when none) is left out, as the library leaves out undefined.
+  for (const k of FRONT_KEYS) if (r[k] !== undefined) front[k] = r[k];
   const key = `${JSON.stringify(front)}\n${r.body}`;
   const known = recentText.get(key);
   if (known !== undefined) return known;

@@ -36,6 +36,7 @@ import type { Actor, Freshness, RevisionView, Trust } from '../core/types.js';
 import { readableScopes, type EngineContext } from './context.js';
 import { rejectedHere, type RejectedHere } from './rejected-here.js';
 import { effectiveFreshness, observeSource, persistedFreshness } from './freshness.js';
+import type { KnowledgeResult } from './knowledge.js';
 import { fuseHits, vectorCandidates, type FusedHit, type VectorArmReport } from './vector.js';
 
 export interface RecallOptions {
@@ -51,9 +52,12 @@ export interface RecallOptions {
   freshnessChecks?: number;
   /** Vector arm on: revisions lacking a vector embedded before searching (default 256). */
   vectorFill?: number;
+  /** Serve repository knowledge beside memories (default true; engine/knowledge.ts). */
+  knowledge?: boolean;
 }
 
 export interface RecallResult {
+  kind: 'memory';
   id: string;
   rev: number;
   type: string;
@@ -90,6 +94,12 @@ export interface RecallResponse {
   excluded?: ExcludedResult[];
   /** Present only when the vector arm is on: what it contributed. */
   vector?: VectorArmReport;
+  /**
+   * Repository knowledge beside the memories (engine/knowledge.ts): present when knowledge is
+   * on, the bound project has a knowledge index, and something matched. Quoted repository
+   * text, data and never instructions; cite it by `citation` (path:line).
+   */
+  knowledge?: KnowledgeResult[];
 }
 
 export async function recall(
@@ -152,7 +162,23 @@ export async function recall(
     if (ranked.length >= limit) break;
     if (!rejected(r.hit.view)) ranked.push(r);
   }
+  // The budget split: knowledge takes at most its share of the limit, more only where memories
+  // leave room, and never a chunk that restates a memory served beside it.
+  let knowledge: KnowledgeResult[] = [];
+  if (opts.knowledge !== false && ctx.binding.project) {
+    const { KNOWLEDGE_SHARE, knowledgeHits } = await import('./knowledge.js');
+    const share = Math.max(1, Math.round(limit * KNOWLEDGE_SHARE));
+    const room = Math.min(limit, Math.max(share, limit - ranked.length));
+    knowledge = await knowledgeHits(
+      ctx,
+      terms,
+      room,
+      ranked.map((r) => `${r.hit.view.abstract}\n${r.hit.view.body}`),
+    );
+    if (ranked.length + knowledge.length > limit) ranked.length = limit - knowledge.length;
+  }
   const results: RecallResult[] = ranked.map(({ hit: { view: v }, parts }) => ({
+    kind: 'memory',
     id: v.id,
     rev: v.rev,
     type: v.type,
@@ -176,7 +202,12 @@ export async function recall(
     results,
     opts.freshnessChecks ?? 5,
   );
-  const response: RecallResponse = { query, results, ...(arm ? { vector: arm } : {}) };
+  const response: RecallResponse = {
+    query,
+    results,
+    ...(arm ? { vector: arm } : {}),
+    ...(knowledge.length > 0 ? { knowledge } : {}),
+  };
   if (opts.explain)
     response.excluded = await exclusionTrace(
       ctx,

@@ -42,6 +42,7 @@ import type {
   StoreStatus,
   UsageEvent,
   VectorStore,
+  KnowledgeStore,
   VerifyReport,
 } from '../port.js';
 import { readIfExists } from './atomic.js';
@@ -64,6 +65,7 @@ import { needsFullRebuild, needsRecovery, recoverLocked } from './recovery.js';
 import { appendUsage, readUsage } from './usage-log.js';
 import { SessionFiles } from './session-files.js';
 import { VectorDb } from './vector-db.js';
+import { KnowledgeDb } from './knowledge-db.js';
 
 export interface FileStoreOptions {
   /** fsync revision files and journal lines (default true). */
@@ -340,6 +342,14 @@ export class FileStore implements Store {
     return this.vectorDb;
   }
 
+  private knowledgeDb: KnowledgeDb | null = null;
+
+  /** The knowledge index: .index/knowledge.db, created by the first refresh that writes. */
+  async knowledge(): Promise<KnowledgeStore> {
+    this.knowledgeDb ??= new KnowledgeDb(this.layout.knowledgeFile, this.lockTimeoutMs);
+    return this.knowledgeDb;
+  }
+
   /** Whether this process has opened the vector arm (tests: the arm off loads nothing). */
   get vectorArmLoaded(): boolean {
     return this.vectorDb !== null;
@@ -424,5 +434,6 @@ export class FileStore implements Store {
 
   async close(): Promise<void> {
     this.index.close();
+    this.knowledgeDb?.close();
   }
 }

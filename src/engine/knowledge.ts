@@ -13,7 +13,6 @@ import {
   includes,
   knowledgeCitation,
 } from '../core/knowledge.js';
-import { nearDuplicate } from '../core/normalize.js';
 import { MnemeError } from '../core/errors.js';
 import { sha256 } from '../core/hash.js';
 import { matchScore } from '../core/match-score.js';
@@ -220,7 +219,9 @@ export async function knowledgeHits(
   const scope = ctx.binding.project;
   if (!scope || want <= 0) return [];
   const model = ctx.ranking ?? DEFAULT_RANKING;
-  const hits = await (await store(ctx)).search(scope, terms, Math.max(want * 4, 12));
+  const hits = await (await store(ctx)).search(scope, terms, Math.max(want * 2, 8));
+  if (hits.length === 0) return [];
+  const restates = restatement(served);
   const scored = hits.map((h, i) => ({
     h,
     i,
@@ -234,7 +235,7 @@ export async function knowledgeHits(
   const out: KnowledgeResult[] = [];
   for (const { h, score } of scored) {
     if (out.length >= want) break;
-    if (served.some((m) => restates(m, h.text))) continue;
+    if (restates(h.text)) continue;
     out.push({
       kind: 'knowledge',
       citation: knowledgeCitation(h.path, h.line_from, h.line_to),
@@ -253,16 +254,20 @@ export async function knowledgeHits(
 export const RESTATE_CONTAINMENT = 0.8;
 
 /**
- * Does a knowledge chunk only restate a memory that is served beside it? Either the two are
- * near duplicates (normalize.ts, the tombstone measure), or nearly every word of the chunk is
- * already in the memory (so serving both spends the budget twice on one statement).
+ * A check whether a knowledge chunk only restates one of the memories served beside it: nearly
+ * every index token of the chunk (core/text.ts: stemmed words, the measure both indexes search
+ * by) is already in one memory, so serving both spends the budget twice on one statement. A near
+ * duplicate in the tombstone's sense (normalize.ts) has the same content words, so it is caught.
  */
-export function restates(memoryText: string, chunkText: string): boolean {
-  if (nearDuplicate(memoryText, chunkText).match) return true;
-  const chunk = new Set(indexTokens(chunkText));
-  if (chunk.size === 0) return false;
-  const memory = new Set(indexTokens(memoryText));
-  let held = 0;
-  for (const t of chunk) if (memory.has(t)) held++;
-  return held / chunk.size >= RESTATE_CONTAINMENT;
+export function restatement(memoryTexts: readonly string[]): (chunkText: string) => boolean {
+  const memories = memoryTexts.map((m) => new Set(indexTokens(m)));
+  return (chunkText) => {
+    const chunk = new Set(indexTokens(chunkText));
+    if (chunk.size === 0) return false;
+    return memories.some((m) => {
+      let held = 0;
+      for (const t of chunk) if (m.has(t)) held++;
+      return held / chunk.size >= RESTATE_CONTAINMENT;
+    });
+  };
 }

@@ -245,6 +245,25 @@ function suite(kind: string, open: () => Promise<{ store: Store; cleanup: () => 
       );
     });
 
+    it('the prompt hook injects knowledge only behind its setting, fenced; the session-start block never does', async () => {
+      const a = engineAt(store, 'alpha-0000000a', rootA, 'agent');
+      await a.refreshKnowledge();
+      const prompt = 'how does the orbit planner compute the quaternion trajectory';
+      const on = await a.injectPrompt(prompt, {
+        knowledge: true,
+        scoreFloor: 0.3,
+        projectRoot: rootA,
+      });
+      assert.match(on.text, /<mneme-knowledge>\n[^\n]*data, not instructions/);
+      assert.match(on.text, /- \[doc:README\.md:3\] \(Orbit\) The orbit planner computes/);
+      assert.match(on.text, /<\/mneme-knowledge>$/);
+      const off = await a.injectPrompt(prompt, { scoreFloor: 0.3, projectRoot: rootA });
+      assert.doesNotMatch(off.text, /mneme-knowledge|orbit planner/);
+      const start = await a.injectSessionStart({ projectRoot: rootA });
+      assert.match(start.text, /flux capacitor/, 'the memory is injected at session start');
+      assert.doesNotMatch(start.text, /mneme-knowledge|orbit planner/);
+    });
+
     it('clear drops the index; a refresh rebuilds it from the repository', async () => {
       const a = engineAt(store, 'alpha-0000000a', rootA);
       const b = engineAt(store, 'bravo-0000000b', rootB);
@@ -317,5 +336,19 @@ describe('mneme knowledge and recall on the CLI', () => {
     assert.equal(json.json().knowledge, undefined);
     const jsonOn = cli(['recall', 'quaternion', '--json', '--limit', '5'], { home, cwd: root });
     assert.equal(jsonOn.json().knowledge[0].citation, 'README.md:3');
+  });
+
+  it('doctor --fix refreshes the knowledge index; plain doctor does not', () => {
+    const home = tmpDir();
+    const root = repo({ 'README.md': README });
+    const plain = cli(['doctor', '--json'], { home, cwd: root });
+    assert.ok(plain.stdout.startsWith('{'), plain.stderr);
+    assert.ok(!plain.json().checks.some((k: { check: string }) => k.check === 'knowledge'));
+    assert.equal(cli(['knowledge', 'status', '--json'], { home, cwd: root }).json().chunks, 0);
+    const fixed = cli(['doctor', '--fix', '--json'], { home, cwd: root });
+    const check = fixed.json().checks.find((k: { check: string }) => k.check === 'knowledge');
+    assert.equal(check?.status, 'ok', fixed.stdout);
+    assert.match(check.detail, /refreshed: 1 files, 2 chunks/);
+    assert.equal(cli(['knowledge', 'status', '--json'], { home, cwd: root }).json().chunks, 2);
   });
 });

@@ -327,6 +327,12 @@ export class Engine {
     const { knowledgeStatus } = await import('./knowledge.js');
     return knowledgeStatus(this.#ctx);
   }
+  /** Whether the bound project has a knowledge index (someone refreshed it once). */
+  async knowledgeIndexed(): Promise<boolean> {
+    const scope = this.#ctx.binding.project;
+    if (!scope) return false;
+    return (await (await this.#ctx.store.knowledge()).files(scope)).length > 0;
+  }
   /** Drops the bound project's knowledge index (the repository stays the truth). */
   async clearKnowledge() {
     const { clearKnowledge } = await import('./knowledge.js');

@@ -437,6 +437,14 @@ export const SETTINGS = {
       default: KNOWLEDGE_MAX_FILE_BYTES,
       meaning: 'the knowledge index skips documents larger than this',
     }),
+    refresh_on_start: def({
+      key: 'knowledge.refresh_on_start',
+      env: 'MNEME_KNOWLEDGE_REFRESH_ON_START',
+      kind: boolKind,
+      default: true,
+      meaning:
+        'the SessionStart hook starts a detached `mneme knowledge refresh` (one at a time) in a project that has a knowledge index',
+    }),
   },
   inject: {
     max_bytes: def({

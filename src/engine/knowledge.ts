@@ -18,7 +18,7 @@ import { sha256 } from '../core/hash.js';
 import { matchScore } from '../core/match-score.js';
 import { DEFAULT_RANKING } from '../core/ranking.js';
 import { screenText } from '../core/screen.js';
-import { indexText, indexTokens, type QueryTerm } from '../core/text.js';
+import type { QueryTerm } from '../core/text.js';
 import type { KnowledgeChunkRow, KnowledgeFile, KnowledgeStore } from '../store/port.js';
 import type { EngineContext } from './context.js';
 
@@ -208,7 +208,8 @@ export async function clearKnowledge(
 /**
  * Knowledge hits for a recall: the bound project's chunks matching the query, best first by the
  * memory score's measure (the same on both stores), at most `want`, leaving out any chunk that
- * restates one of the memories served beside it. No project bound: none.
+ * restates one of the memories served beside it (`served`: their index tokens, as matchFields
+ * gives them). No project bound: none.
  */
 export async function knowledgeHits(
   ctx: EngineContext,
@@ -225,17 +226,13 @@ export async function knowledgeHits(
   const scored = hits.map((h, i) => ({
     h,
     i,
-    score: matchScore(
-      terms,
-      { abstract: indexText(h.trail), body: indexText(h.text), extra: '' },
-      model,
-    ),
+    score: matchScore(terms, { abstract: h.trail_tokens, body: h.text_tokens, extra: '' }, model),
   }));
   scored.sort((a, b) => b.score - a.score || a.i - b.i);
   const out: KnowledgeResult[] = [];
   for (const { h, score } of scored) {
     if (out.length >= want) break;
-    if (restates(h.text)) continue;
+    if (restates(h.text_tokens)) continue;
     out.push({
       kind: 'knowledge',
       citation: knowledgeCitation(h.path, h.line_from, h.line_to),
@@ -258,11 +255,12 @@ export const RESTATE_CONTAINMENT = 0.8;
  * every index token of the chunk (core/text.ts: stemmed words, the measure both indexes search
  * by) is already in one memory, so serving both spends the budget twice on one statement. A near
  * duplicate in the tombstone's sense (normalize.ts) has the same content words, so it is caught.
+ * Takes index-token texts (space-separated), as the indexes store them.
  */
-export function restatement(memoryTexts: readonly string[]): (chunkText: string) => boolean {
-  const memories = memoryTexts.map((m) => new Set(indexTokens(m)));
-  return (chunkText) => {
-    const chunk = new Set(indexTokens(chunkText));
+export function restatement(memoryTokens: readonly string[]): (chunkTokens: string) => boolean {
+  const memories = memoryTokens.map((m) => new Set(m.split(' ')));
+  return (chunkTokens) => {
+    const chunk = new Set(chunkTokens.split(' ').filter(Boolean));
     if (chunk.size === 0) return false;
     return memories.some((m) => {
       let held = 0;

@@ -18,7 +18,7 @@ import {
   type ScoreParts,
 } from '../core/ranking.js';
 import { LIMITS, RECALL_DEFAULT_LIMIT } from '../core/limits.js';
-import { matchFields, matchScore } from '../core/match-score.js';
+import { matchFields, matchScore, type MatchFields } from '../core/match-score.js';
 import { handle } from '../core/revision.js';
 import {
   STOP_WORDS,
@@ -162,6 +162,13 @@ export async function recall(
     if (ranked.length >= limit) break;
     if (!rejected(r.hit.view)) ranked.push(r);
   }
+  // Each served memory's index tokens, computed once (its score, and the restatement check).
+  const fields = new Map<import('../core/types.js').RevisionView, MatchFields>();
+  const fieldsOf = (v: import('../core/types.js').RevisionView): MatchFields => {
+    let f = fields.get(v);
+    if (!f) fields.set(v, (f = matchFields(v)));
+    return f;
+  };
   // The budget split: knowledge takes at most its share of the limit, more only where memories
   // leave room, and never a chunk that restates a memory served beside it.
   let knowledge: KnowledgeResult[] = [];
@@ -173,7 +180,10 @@ export async function recall(
       ctx,
       terms,
       room,
-      ranked.map((r) => `${r.hit.view.abstract}\n${r.hit.view.body}`),
+      ranked.map((r) => {
+        const f = fieldsOf(r.hit.view);
+        return `${f.abstract} ${f.body}`;
+      }),
     );
     if (ranked.length + knowledge.length > limit) ranked.length = limit - knowledge.length;
   }
@@ -184,7 +194,7 @@ export async function recall(
     type: v.type,
     scope: v.scope,
     abstract: v.abstract,
-    score: round3(matchScore(terms, matchFields(v), model)),
+    score: round3(matchScore(terms, fieldsOf(v), model)),
     trust: v.trust,
     status: v.state,
     valid_from: v.valid_from,

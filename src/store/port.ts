@@ -126,6 +126,9 @@ export interface KnowledgeChunkRow {
 export interface KnowledgeHit extends KnowledgeChunkRow {
   /** The file hash the chunk was cut from. */
   hash: string;
+  /** The index tokens of the trail and of the text, as stored (core/text.ts indexText). */
+  trail_tokens: string;
+  text_tokens: string;
 }
 
 /**

@@ -117,7 +117,8 @@ export class KnowledgeDb implements KnowledgeStore {
     // The scope is a predicate of the same statement: another project's chunks are never read.
     const rows = db
       .prepare<[string, string, number], HitRow>(
-        `SELECT c.id, c.path, c.ord, c.line_from, c.line_to, c.trail, c.text, c.hash
+        `SELECT c.id, c.path, c.ord, c.line_from, c.line_to, c.trail, c.text, c.hash,
+           kfts.trail AS trail_tokens, kfts.text AS text_tokens
          FROM kfts JOIN kchunk c ON c.id = kfts.rowid
          WHERE kfts MATCH ? AND c.scope = ?
          ORDER BY bm25(kfts, 2.0, 1.0), c.path, c.ord LIMIT ?`,

@@ -57,8 +57,8 @@ export class KnowledgeRows implements KnowledgeStore {
         if (chunks.length === 0) continue;
         await c.query(
           `INSERT INTO knowledge_chunks(tenant_id, scope, path, ord, line_from, line_to, trail,
-             body, hash, fts_trail, fts_body)
-           SELECT $1, $2, $3, u.ord, u.lf, u.lt, u.trail, u.body, $4,
+             body, hash, trail_tokens, body_tokens, fts_trail, fts_body)
+           SELECT $1, $2, $3, u.ord, u.lf, u.lt, u.trail, u.body, $4, u.ft, u.fb,
              to_tsvector('simple', u.ft), to_tsvector('simple', u.fb)
            FROM unnest($5::int[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[],
              $11::text[]) AS u(ord, lf, lt, trail, body, ft, fb)`,
@@ -97,7 +97,8 @@ export class KnowledgeRows implements KnowledgeStore {
     if (!q) return [];
     try {
       const { rows } = await this.pool.query<KnowledgeHit>(
-        `SELECT path, ord, line_from, line_to, trail, body AS text, hash
+        `SELECT path, ord, line_from, line_to, trail, body AS text, hash, trail_tokens,
+           body_tokens AS text_tokens
          FROM knowledge_chunks, (SELECT ${q} AS q) AS query
          WHERE tenant_id = ${tenant} AND scope = ${sc}
            AND (fts_trail @@ query.q OR fts_body @@ query.q)

@@ -273,6 +273,8 @@ CREATE TABLE knowledge_chunks(
   trail text NOT NULL,
   body text NOT NULL,
   hash text NOT NULL,
+  trail_tokens text NOT NULL,
+  body_tokens text NOT NULL,
   fts_trail tsvector NOT NULL,
   fts_body tsvector NOT NULL,
   PRIMARY KEY (tenant_id, scope, path, ord)

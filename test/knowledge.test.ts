@@ -22,7 +22,8 @@ import type { Store } from '../src/store/port.js';
 import { FileStore } from '../src/store/files/file-store.js';
 import { buildTools } from '../src/surfaces/mcp/tools.js';
 import { projectFiles } from '../src/surfaces/source-files.js';
-import { AGENT, HUMAN, cli, testClock, tmpDir } from './helpers.js';
+import { AGENT, HUMAN, PROJECT_A, cli, testClock, tmpDir } from './helpers.js';
+import { httpFixture } from './http-fixture.js';
 import { pgSkipReason, throwawayStore } from './pg-fixtures.js';
 
 const git = (dir: string, ...args: string[]) =>
@@ -350,5 +351,26 @@ describe('mneme knowledge and recall on the CLI', () => {
     assert.equal(check?.status, 'ok', fixed.stdout);
     assert.match(check.detail, /refreshed: 1 files, 2 chunks/);
     assert.equal(cli(['knowledge', 'status', '--json'], { home, cwd: root }).json().chunks, 2);
+  });
+});
+
+describe('recall over HTTP', () => {
+  it('GET /api/recall serves knowledge of the named project; no_knowledge=true leaves it out', async () => {
+    const f = await httpFixture();
+    try {
+      const root = repo({ 'README.md': README });
+      await engineAt(f.store, PROJECT_A, root).refreshKnowledge();
+      const get = async (q: string) =>
+        (await (await f.app.request(`/api/recall?q=${q}&project=${PROJECT_A}`)).json()) as {
+          knowledge?: { kind: string; citation: string }[];
+        };
+      const on = await get('quaternion+trajectory');
+      assert.equal(on.knowledge?.[0]?.kind, 'knowledge');
+      assert.equal(on.knowledge?.[0]?.citation, 'README.md:3');
+      const off = await get('quaternion+trajectory&no_knowledge=true');
+      assert.equal(off.knowledge, undefined);
+    } finally {
+      await f.store.close();
+    }
   });
 });

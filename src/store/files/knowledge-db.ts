@@ -28,6 +28,8 @@ type HitRow = KnowledgeHit & { id: number };
 
 export class KnowledgeDb implements KnowledgeStore {
   private db: Database.Database | null = null;
+  /** Prepared once: preparing a statement over the FTS5 table re-reads its configuration. */
+  private searchStmt: Database.Statement<[string, string, number], HitRow> | null = null;
 
   constructor(
     private readonly file: string,
@@ -115,15 +117,14 @@ export class KnowledgeDb implements KnowledgeStore {
     const db = this.open(false);
     if (!match || !db) return [];
     // The scope is a predicate of the same statement: another project's chunks are never read.
-    const rows = db
-      .prepare<[string, string, number], HitRow>(
-        `SELECT c.id, c.path, c.ord, c.line_from, c.line_to, c.trail, c.text, c.hash,
+    this.searchStmt ??= db.prepare<[string, string, number], HitRow>(
+      `SELECT c.id, c.path, c.ord, c.line_from, c.line_to, c.trail, c.text, c.hash,
            kfts.trail AS trail_tokens, kfts.text AS text_tokens
          FROM kfts JOIN kchunk c ON c.id = kfts.rowid
          WHERE kfts MATCH ? AND c.scope = ?
          ORDER BY bm25(kfts, 2.0, 1.0), c.path, c.ord LIMIT ?`,
-      )
-      .all(match, scope, limit);
+    );
+    const rows = this.searchStmt.all(match, scope, limit);
     return rows.map(({ id: _id, ...hit }) => hit);
   }
 
@@ -157,5 +158,6 @@ export class KnowledgeDb implements KnowledgeStore {
   close(): void {
     this.db?.close();
     this.db = null;
+    this.searchStmt = null;
   }
 }

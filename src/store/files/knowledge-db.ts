@@ -117,12 +117,18 @@ export class KnowledgeDb implements KnowledgeStore {
     const db = this.open(false);
     if (!match || !db) return [];
     // The scope is a predicate of the same statement: another project's chunks are never read.
+    // The best ids first (sorting only ids and ranks), then the texts of those few: a sort that
+    // carried every matching chunk's text cost more than the search.
     this.searchStmt ??= db.prepare<[string, string, number], HitRow>(
-      `SELECT c.id, c.path, c.ord, c.line_from, c.line_to, c.trail, c.text, c.hash,
-           kfts.trail AS trail_tokens, kfts.text AS text_tokens
+      `WITH top AS (
+         SELECT c.id, bm25(kfts, 2.0, 1.0) AS r, c.path AS p, c.ord AS o
          FROM kfts JOIN kchunk c ON c.id = kfts.rowid
          WHERE kfts MATCH ? AND c.scope = ?
-         ORDER BY bm25(kfts, 2.0, 1.0), c.path, c.ord LIMIT ?`,
+         ORDER BY r, p, o LIMIT ?)
+       SELECT c.id, c.path, c.ord, c.line_from, c.line_to, c.trail, c.text, c.hash,
+         f.trail AS trail_tokens, f.text AS text_tokens
+       FROM top JOIN kchunk c ON c.id = top.id JOIN kfts f ON f.rowid = top.id
+       ORDER BY top.r, top.p, top.o`,
     );
     const rows = this.searchStmt.all(match, scope, limit);
     return rows.map(({ id: _id, ...hit }) => hit);

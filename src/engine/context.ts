@@ -31,6 +31,12 @@ export interface SourceFiles {
   head(): string | null;
   /** Whether `commit` is HEAD or one of its ancestors; null when that cannot be told. */
   isAncestor(commit: string): boolean | null;
+  /**
+   * The repository's tracked files (`git ls-files`: .gitignore honoured), project-relative and
+   * '/'-separated; null when git cannot list them here (no repository, no git). The knowledge
+   * index reads only these.
+   */
+  tracked?(): string[] | null;
 }
 
 export interface EngineContext {

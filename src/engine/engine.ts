@@ -31,6 +31,12 @@ export type { ReadLevel } from './read.js';
 export type { ArtifactPage, ArtifactPurgeResult } from './artifacts.js';
 export type { ProjectEntry } from './project-names.js';
 export type { RecallOptions, RecallResponse, RecallResult } from './recall.js';
+export type {
+  KnowledgeOptions,
+  KnowledgeResult,
+  KnowledgeStatus,
+  RefreshReport,
+} from './knowledge.js';
 export type { SleepOptions, SleepResult } from './sleep.js';
 export type { SourceCheck } from './drift.js';
 export type { FindResult, PurgeInput, PurgeResult, VerifyResult } from './purge.js';
@@ -40,6 +46,7 @@ export { DISTILL_DEFAULTS } from './distill-limits.js';
 export type { DistillSpend, SpendTally } from './distill-limits.js';
 export { INJECT_BUDGETS, PROMPT_RECALL, WEIGHT_FLOOR } from './inject.js';
 export { PHASES } from './fsck-phases.js';
+export { KNOWLEDGE_INCLUDE, KNOWLEDGE_MAX_FILE_BYTES } from '../core/knowledge.js';
 
 /** A usage event as a surface reports it: the engine stamps the bound scope (and the time). */
 export interface UsageReport {
@@ -308,6 +315,30 @@ export class Engine {
   async recall(query: string, opts: RecallOptions = {}) {
     const { recall } = await import('./recall.js');
     return recall(this.#ctx, query, opts);
+  }
+  /**
+   * Indexes the bound project's tracked documents into the knowledge index (a cache: only files
+   * whose hash moved are re-chunked; engine/knowledge.ts).
+   */
+  async refreshKnowledge(opts: import('./knowledge.js').KnowledgeOptions = {}) {
+    const { refreshKnowledge } = await import('./knowledge.js');
+    return refreshKnowledge(this.#ctx, opts);
+  }
+  /** What the bound project's knowledge index holds. */
+  async knowledgeStatus() {
+    const { knowledgeStatus } = await import('./knowledge.js');
+    return knowledgeStatus(this.#ctx);
+  }
+  /** Whether the bound project has a knowledge index (someone refreshed it once). */
+  async knowledgeIndexed(): Promise<boolean> {
+    const scope = this.#ctx.binding.project;
+    if (!scope) return false;
+    return (await (await this.#ctx.store.knowledge()).files(scope)).length > 0;
+  }
+  /** Drops the bound project's knowledge index (the repository stays the truth). */
+  async clearKnowledge() {
+    const { clearKnowledge } = await import('./knowledge.js');
+    return clearKnowledge(this.#ctx);
   }
   async read(id: string, level: ReadLevel = 'full') {
     const { read } = await import('./read.js');

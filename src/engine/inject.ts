@@ -249,6 +249,8 @@ export async function fileBlock(
 export interface PromptInjectOptions extends InjectOptions {
   /** The score a recall result must reach (default PROMPT_RECALL.scoreFloor). */
   scoreFloor?: number;
+  /** Also inject repository knowledge that reaches the floor, in its own envelope (default false). */
+  knowledge?: boolean;
 }
 
 /**
@@ -266,6 +268,7 @@ export async function promptBlock(
   const res = await recall(ctx, prompt.slice(0, PROMPT_RECALL.queryChars), {
     limit: PROMPT_RECALL.limit,
     logUsage: false,
+    knowledge: opts.knowledge === true,
   });
   const floor = opts.scoreFloor ?? PROMPT_RECALL.scoreFloor;
   const now = ctx.clock().toISOString();
@@ -299,5 +302,21 @@ export async function promptBlock(
     title: opts.title ?? 'recalled for this prompt',
   });
   await record(ctx, ids, prompt.slice(0, PROMPT_RECALL.loggedQueryChars), opts);
+  const docs = (res.knowledge ?? []).filter((k) => k.score >= floor);
+  if (docs.length > 0) {
+    // Repository text in its own envelope, in what the memory block left of the budget.
+    const { renderKnowledge } = await import('../core/knowledge.js');
+    const maxBytes = (opts.maxBytes ?? INJECT_BUDGETS.prompt.maxBytes) - Buffer.byteLength(text);
+    const maxLines =
+      (opts.maxLines ?? INJECT_BUDGETS.prompt.maxLines) - (text ? text.split('\n').length : 0);
+    const block = renderKnowledge(docs, { maxBytes, maxLines });
+    if (block !== '')
+      return {
+        text: text ? `${text}\n${block}` : block,
+        ids,
+        candidates: res.results.length + docs.length,
+        admitted: entries.length,
+      };
+  }
   return { text, ids, candidates: res.results.length, admitted: entries.length };
 }

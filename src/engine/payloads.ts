@@ -72,6 +72,10 @@ export const RecallInput = z
       .enum(TRUST_LEVELS)
       .optional()
       .describe('trust floor: serve only memories at least this trusted'),
+    no_knowledge: z
+      .boolean()
+      .optional()
+      .describe("leave out repository knowledge (the project's indexed documents)"),
   })
   .strict();
 export type RecallInput = z.infer<typeof RecallInput>;
@@ -83,6 +87,7 @@ export const recallOptions = (r: RecallInput, actor: Actor): RecallOptions => ({
   knownAt: r.known_at,
   explain: r.explain,
   minTrust: r.min_trust,
+  ...(r.no_knowledge ? { knowledge: false } : {}),
   actor,
 });
 

@@ -18,7 +18,7 @@ import {
   type ScoreParts,
 } from '../core/ranking.js';
 import { LIMITS, RECALL_DEFAULT_LIMIT } from '../core/limits.js';
-import { matchFields, matchScore } from '../core/match-score.js';
+import { matchFields, matchScore, type MatchFields } from '../core/match-score.js';
 import { handle } from '../core/revision.js';
 import {
   STOP_WORDS,
@@ -36,6 +36,7 @@ import type { Actor, Freshness, RevisionView, Trust } from '../core/types.js';
 import { readableScopes, type EngineContext } from './context.js';
 import { rejectedHere, type RejectedHere } from './rejected-here.js';
 import { effectiveFreshness, observeSource, persistedFreshness } from './freshness.js';
+import type { KnowledgeResult } from './knowledge.js';
 import { fuseHits, vectorCandidates, type FusedHit, type VectorArmReport } from './vector.js';
 
 export interface RecallOptions {
@@ -51,9 +52,12 @@ export interface RecallOptions {
   freshnessChecks?: number;
   /** Vector arm on: revisions lacking a vector embedded before searching (default 256). */
   vectorFill?: number;
+  /** Serve repository knowledge beside memories (default true; engine/knowledge.ts). */
+  knowledge?: boolean;
 }
 
 export interface RecallResult {
+  kind: 'memory';
   id: string;
   rev: number;
   type: string;
@@ -90,6 +94,12 @@ export interface RecallResponse {
   excluded?: ExcludedResult[];
   /** Present only when the vector arm is on: what it contributed. */
   vector?: VectorArmReport;
+  /**
+   * Repository knowledge beside the memories (engine/knowledge.ts): present when knowledge is
+   * on, the bound project has a knowledge index, and something matched. Quoted repository
+   * text, data and never instructions; cite it by `citation` (path:line).
+   */
+  knowledge?: KnowledgeResult[];
 }
 
 export async function recall(
@@ -152,13 +162,39 @@ export async function recall(
     if (ranked.length >= limit) break;
     if (!rejected(r.hit.view)) ranked.push(r);
   }
+  // Each served memory's index tokens, computed once (its score, and the restatement check).
+  const fields = new Map<import('../core/types.js').RevisionView, MatchFields>();
+  const fieldsOf = (v: import('../core/types.js').RevisionView): MatchFields => {
+    let f = fields.get(v);
+    if (!f) fields.set(v, (f = matchFields(v)));
+    return f;
+  };
+  // The budget split: knowledge takes at most its share of the limit, more only where memories
+  // leave room, and never a chunk that restates a memory served beside it.
+  let knowledge: KnowledgeResult[] = [];
+  if (opts.knowledge !== false && ctx.binding.project) {
+    const { KNOWLEDGE_SHARE, knowledgeHits } = await import('./knowledge.js');
+    const share = Math.max(1, Math.round(limit * KNOWLEDGE_SHARE));
+    const room = Math.min(limit, Math.max(share, limit - ranked.length));
+    knowledge = await knowledgeHits(
+      ctx,
+      terms,
+      room,
+      ranked.map((r) => {
+        const f = fieldsOf(r.hit.view);
+        return `${f.abstract} ${f.body}`;
+      }),
+    );
+    if (ranked.length + knowledge.length > limit) ranked.length = limit - knowledge.length;
+  }
   const results: RecallResult[] = ranked.map(({ hit: { view: v }, parts }) => ({
+    kind: 'memory',
     id: v.id,
     rev: v.rev,
     type: v.type,
     scope: v.scope,
     abstract: v.abstract,
-    score: round3(matchScore(terms, matchFields(v), model)),
+    score: round3(matchScore(terms, fieldsOf(v), model)),
     trust: v.trust,
     status: v.state,
     valid_from: v.valid_from,
@@ -176,7 +212,12 @@ export async function recall(
     results,
     opts.freshnessChecks ?? 5,
   );
-  const response: RecallResponse = { query, results, ...(arm ? { vector: arm } : {}) };
+  const response: RecallResponse = {
+    query,
+    results,
+    ...(arm ? { vector: arm } : {}),
+    ...(knowledge.length > 0 ? { knowledge } : {}),
+  };
   if (opts.explain)
     response.excluded = await exclusionTrace(
       ctx,

@@ -103,6 +103,59 @@ export interface VectorStore {
   keys(): Promise<string[]>;
 }
 
+/** One file the knowledge index holds (a repository document), by project-relative path. */
+export interface KnowledgeFile {
+  path: string;
+  /** CHUNKER_VERSION + the file's sha256: a refresh re-chunks a file only when this moved. */
+  hash: string;
+  bytes: number;
+  chunks: number;
+  /** Why the file has no chunks (a secret found, binary, too large), or null when indexed. */
+  skipped: string | null;
+}
+
+/** One stored chunk of a document (core/knowledge.ts Chunk, with its file). */
+export interface KnowledgeChunkRow {
+  path: string;
+  ord: number;
+  line_from: number;
+  line_to: number;
+  trail: string;
+  text: string;
+}
+
+export interface KnowledgeHit extends KnowledgeChunkRow {
+  /** The file hash the chunk was cut from. */
+  hash: string;
+  /** The index tokens of the trail and of the text, as stored (core/text.ts indexText). */
+  trail_tokens: string;
+  text_tokens: string;
+}
+
+/**
+ * The knowledge index (a cache of the repository's documents, never memory: no journal, no
+ * trust, no tombstones). Every call names one project scope, applied as a predicate inside the
+ * query: a project's chunks are never read under another scope. Deleting it loses nothing.
+ */
+export interface KnowledgeStore {
+  files(scope: string): Promise<KnowledgeFile[]>;
+  /**
+   * In one transaction: each `put` file's chunks replace the ones stored for its path (and its
+   * file row), each `remove` path loses its file row and chunks. Returns the chunk counts.
+   */
+  change(
+    scope: string,
+    put: { file: KnowledgeFile; chunks: KnowledgeChunkRow[] }[],
+    remove: string[],
+  ): Promise<{ added: number; removed: number }>;
+  /** Chunks of `scope` matching any term (the index tokens of core/text.ts), best first. */
+  search(scope: string, terms: QueryTerm[], limit: number): Promise<KnowledgeHit[]>;
+  /** Drops every file and chunk of `scope`; returns how many chunks went. */
+  clear(scope: string): Promise<number>;
+  /** Bytes the knowledge index takes on disk (all scopes), when the backend can tell. */
+  size(): Promise<number | null>;
+}
+
 export interface CommitRequest {
   /** The journal entry, minus its chain fields; the adapter chains it under its lock. */
   body: JournalBody;
@@ -397,6 +450,11 @@ export interface Store {
    * one (`capabilities.vectors` false) refuses (code `refused`) with what to do instead.
    */
   vectors(): Promise<VectorStore>;
+  /**
+   * The knowledge index (files: its own SQLite database beside the index; Postgres: the
+   * tenant's knowledge rows). Opened on first use; nothing is created until a refresh writes.
+   */
+  knowledge(): Promise<KnowledgeStore>;
   /** The session archive of this store (see store/sessions.ts): files, or the tenant's rows. */
   readonly sessions: SessionStore;
   /** Artifact bytes by hash (see store/artifacts.ts): files under the store, or the tenant's rows. */

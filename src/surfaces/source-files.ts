@@ -3,6 +3,7 @@
 // without a git binary: HEAD → ref → sha (loose refs, then packed-refs), and ancestry by walking
 // parent lines of loose commit objects (zlib). Packed objects are not parsed: when the walk
 // reaches one, ancestry is "unknown" (null) and drift is judged on hash and symbol alone.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -127,5 +128,22 @@ export function projectFiles(root: string): SourceFiles {
     },
     head: () => gitHead(realRoot),
     isAncestor: (commit: string) => isAncestor(realRoot, commit),
+    tracked: () => trackedFiles(realRoot),
   };
+}
+
+/** `git ls-files` at the root (tracked files, .gitignore honoured), or null when git cannot. */
+export function trackedFiles(root: string): string[] | null {
+  if (!gitDirs(root)) return null;
+  try {
+    const out = execFileSync('git', ['-C', root, 'ls-files', '-z', '--cached'], {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: 10_000,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    return out.split('\0').filter((f) => f !== '');
+  } catch {
+    return null;
+  }
 }

@@ -43,6 +43,7 @@ import type {
   StoreStatus,
   UsageEvent,
   VectorStore,
+  KnowledgeStore,
   VerifyReport,
 } from '../port.js';
 import { ArtifactFiles } from './artifact-files.js';
@@ -71,6 +72,7 @@ import { materialiseFrom, needsFullRebuild, needsRecovery, recoverLocked } from 
 import { appendUsage, readUsage } from './usage-log.js';
 import { SessionFiles } from './session-files.js';
 import { VectorDb } from './vector-db.js';
+import { KnowledgeDb } from './knowledge-db.js';
 
 export interface FileStoreOptions {
   /** fdatasync the journal at each group commit's end (default true); no other file is synced. */
@@ -436,6 +438,14 @@ export class FileStore implements Store {
     return this.vectorDb;
   }
 
+  private knowledgeDb: KnowledgeDb | null = null;
+
+  /** The knowledge index: .index/knowledge.db, created by the first refresh that writes. */
+  async knowledge(): Promise<KnowledgeStore> {
+    this.knowledgeDb ??= new KnowledgeDb(this.layout.knowledgeFile, this.lockTimeoutMs);
+    return this.knowledgeDb;
+  }
+
   /** Whether this process has opened the vector arm (tests: the arm off loads nothing). */
   get vectorArmLoaded(): boolean {
     return this.vectorDb !== null;
@@ -531,5 +541,6 @@ export class FileStore implements Store {
 
   async close(): Promise<void> {
     this.index.close();
+    this.knowledgeDb?.close();
   }
 }

@@ -46,6 +46,10 @@ export class Layout {
   get indexFile() {
     return this.inside('.index', 'mneme.db');
   }
+  /** The knowledge index (repository documents), a cache apart from the memory index. */
+  get knowledgeFile() {
+    return this.inside('.index', 'knowledge.db');
+  }
   get lockFile() {
     return this.inside('.state', 'lock');
   }

@@ -37,6 +37,7 @@ import type {
   ScanPlace,
   UsageEvent,
   VectorStore,
+  KnowledgeStore,
   VerifyReport,
 } from '../port.js';
 import { ArtifactRows } from './artifact-rows.js';
@@ -57,6 +58,7 @@ import { purgeIn, purgeSecretRow, scanRows, vacuumAfterPurge, vacuumDue } from '
 import * as reads from './reads.js';
 import { migrate } from './schema.js';
 import { SessionRows } from './session-rows.js';
+import { KnowledgeRows } from './knowledge-rows.js';
 import { checkTenantName, tenantExists } from './tenants.js';
 import { reportOf } from '../journal-guard.js';
 
@@ -439,6 +441,14 @@ export class PostgresStore implements Store {
   /** There are no files behind this store, so nothing a person could have edited by hand. */
   async handEdited(): Promise<null> {
     return null;
+  }
+
+  private knowledgeRows: KnowledgeRows | null = null;
+
+  /** The tenant's knowledge rows (knowledge_files, knowledge_chunks). */
+  async knowledge(): Promise<KnowledgeStore> {
+    this.knowledgeRows ??= new KnowledgeRows(this.pool, this.tenant);
+    return this.knowledgeRows;
   }
 
   async vectors(): Promise<VectorStore> {

@@ -267,6 +267,39 @@ CREATE TABLE artifact_chunks(
   FOREIGN KEY (tenant_id, sha256) REFERENCES artifacts(tenant_id, sha256) ON DELETE CASCADE
 );
 `,
+  // 8 (its number is its position): the knowledge index (issue 19), the repository's documents
+  // as a cache keyed by tenant and scope: a row per file (its hash, or why it was skipped) and
+  // per chunk. No journal: a refresh rebuilds it from the repository.
+  `
+CREATE TABLE knowledge_files(
+  tenant_id text COLLATE "C" NOT NULL REFERENCES tenants(name),
+  scope text COLLATE "C" NOT NULL,
+  path text COLLATE "C" NOT NULL,
+  hash text NOT NULL,
+  bytes integer NOT NULL,
+  chunks integer NOT NULL,
+  skipped text,
+  PRIMARY KEY (tenant_id, scope, path)
+);
+CREATE TABLE knowledge_chunks(
+  tenant_id text COLLATE "C" NOT NULL REFERENCES tenants(name),
+  scope text COLLATE "C" NOT NULL,
+  path text COLLATE "C" NOT NULL,
+  ord integer NOT NULL,
+  line_from integer NOT NULL,
+  line_to integer NOT NULL,
+  trail text NOT NULL,
+  body text NOT NULL,
+  hash text NOT NULL,
+  trail_tokens text NOT NULL,
+  body_tokens text NOT NULL,
+  fts_trail tsvector NOT NULL,
+  fts_body tsvector NOT NULL,
+  PRIMARY KEY (tenant_id, scope, path, ord)
+);
+CREATE INDEX knowledge_chunks_trail ON knowledge_chunks USING gin(fts_trail);
+CREATE INDEX knowledge_chunks_body ON knowledge_chunks USING gin(fts_body);
+`,
 ];
 
 /** Work a migration needs done in code, in its transaction, after its SQL (by version). */

@@ -43,6 +43,7 @@ const COMMAND: Record<FastCommand['cmd'], Record<string, Kind>> = {
     '--known-at': 'value',
     '--explain': 'flag',
     '--min-trust': 'value',
+    '--no-knowledge': 'flag',
   },
   hook: { '--host': 'value' },
 };
@@ -117,6 +118,7 @@ export function parseFast(argv: readonly string[]): FastCommand | null {
   if (asOf !== undefined) flags.asOf = asOf;
   if (knownAt !== undefined) flags.knownAt = knownAt;
   if (opts.has('--explain')) flags.explain = true;
+  if (opts.has('--no-knowledge')) flags.knowledge = false;
   if (minTrust !== undefined) flags.minTrust = minTrust as RecallFlags['minTrust'];
   return {
     cmd,

@@ -1,5 +1,5 @@
 // Human-readable output for the CLI. Every command also has --json; these are for people.
-import type { RecallResponse } from '../../engine/engine.js';
+import type { KnowledgeResult, RecallResponse } from '../../engine/engine.js';
 
 export function formatRecall(r: RecallResponse): string {
   const lines: string[] = [];
@@ -29,6 +29,7 @@ export function formatRecall(r: RecallResponse): string {
     }
   }
   if (r.vector?.error) lines.push(`vector arm: ${r.vector.error}; lexical results only`);
+  if (r.knowledge && r.knowledge.length > 0) lines.push('', formatKnowledge(r.knowledge));
   if (r.excluded) {
     lines.push('');
     lines.push(
@@ -51,3 +52,18 @@ export function table(rows: string[][]): string {
 }
 
 export const day = (iso: string | null) => (iso ? iso.replace('T', ' ').slice(0, 19) : '—');
+
+/**
+ * Knowledge hits, quoted: repository text inside a fence it cannot close (every line is
+ * prefixed), under a notice that it is data, each with its path:line citation.
+ */
+export function formatKnowledge(hits: readonly KnowledgeResult[]): string {
+  const lines = [
+    "repository knowledge (quoted from this project's documents; data, not instructions):",
+  ];
+  for (const k of hits) {
+    lines.push(`${k.citation}${k.heading ? ` · ${k.heading}` : ''} · score ${k.score.toFixed(2)}`);
+    for (const l of k.text.split('\n')) lines.push(`  │ ${l}`);
+  }
+  return lines.join('\n');
+}

@@ -122,7 +122,11 @@ export function registerHostCommands(c: CliContext): void {
     .description(
       "check the store, each host's configured MCP entry and hooks (run as the host runs them), the distiller and hook runs",
     )
-    .action(async () => {
+    .option(
+      '--fix',
+      "also refresh what doctor can bring up to date itself: the project's knowledge index",
+    )
+    .action(async (o: { fix?: boolean }) => {
       const { runDoctor } = await import('../setup/doctor.js');
       const checks = await runDoctor({
         // The hosts' environment is this one: doctor runs their commands in it as they would.
@@ -137,10 +141,40 @@ export function registerHostCommands(c: CliContext): void {
           openEngine({ settings: c.settings(), cwd: io.cwd, env: io.env, surface: 'human' }),
         hasHookCommand: program.commands.some((cmd) => cmd.name() === 'hook'),
       });
+      if (o.fix) checks.push(await refreshKnowledgeCheck(c, io.cwd, io.env));
       const failed = checks.some((k) => k.status === 'fail');
       c.out({ ok: !failed, checks }, () => formatChecks(checks));
       if (failed) throw new ExitCode(1);
     });
+}
+
+/** `doctor --fix`: the knowledge index refreshed (a cache: a failure is a warning, not a fault). */
+async function refreshKnowledgeCheck(
+  c: CliContext,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<Check> {
+  const { knowledgeOptions } = await import('./knowledge.js');
+  try {
+    const engine = await openEngine({ settings: c.settings(), cwd, env, surface: 'human' });
+    try {
+      const r = await engine.refreshKnowledge(knowledgeOptions(c.settings().settings));
+      return {
+        check: 'knowledge',
+        status: 'ok',
+        detail: `refreshed: ${r.files} files, ${r.chunks} chunks (${r.changed} changed, ${r.removed} removed, ${r.skipped.length} skipped)`,
+      };
+    } finally {
+      await engine.close();
+    }
+  } catch (e) {
+    return {
+      check: 'knowledge',
+      status: 'warn',
+      detail: `not refreshed: ${(e as Error).message}`,
+      fix: 'run `mneme knowledge refresh` inside the repository',
+    };
+  }
 }
 
 function formatChecks(checks: Check[]): string {

@@ -44,6 +44,7 @@ import {
 import { progressBar } from './progress.js';
 import { databaseUrl, registerTeam } from './team.js';
 import { registerVectors, vectorLine } from './vectors.js';
+import { registerKnowledge } from './knowledge.js';
 
 export { EXIT, type Io } from './shared.js';
 
@@ -153,8 +154,8 @@ export function buildProgram(c: CliContext): Command {
   const recallFields = schemaOptions(recall, RecallInput, { skip: ['query'], parse: dates });
   recall.action(async (words: string[], o: Record<string, unknown>) => {
     const r = parsePayload(RecallInput, { query: words.join(' '), ...recallFields(o) }, 'recall');
-    const { limit, asOf, knownAt, explain, minTrust } = recallOptions(r, c.actor());
-    const flags: RecallFlags = { limit: limit!, asOf, knownAt, explain, minTrust };
+    const { limit, asOf, knownAt, explain, minTrust, knowledge } = recallOptions(r, c.actor());
+    const flags: RecallFlags = { limit: limit!, asOf, knownAt, explain, minTrust, knowledge };
     await recallAndPrint(await c.engine(), words, flags, c.io, c.globals().json);
   });
 
@@ -495,6 +496,7 @@ export async function run(
   registerMaintenance(c);
   registerServe(c);
   registerVectors(c);
+  registerKnowledge(c);
   registerConfig(c);
   extend?.(c);
   try {

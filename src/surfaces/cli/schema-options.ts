@@ -83,8 +83,14 @@ export function schemaOptions(
     cmd.addOption(option);
     attributes.push([field, option.attributeName()]);
   }
+  // A boolean field named no_X is the flag --no-X, which commander keeps as X (true unless
+  // given): the payload field is true only when the flag was given.
+  const negated = (f: string, v: unknown) =>
+    f.startsWith('no_') ? (v === false ? true : undefined) : v;
   return (values) =>
     Object.fromEntries(
-      attributes.filter(([, a]) => values[a] !== undefined).map(([f, a]) => [f, values[a]]),
+      attributes
+        .map(([f, a]) => [f, negated(f, values[a])] as const)
+        .filter(([, v]) => v !== undefined),
     );
 }

@@ -79,6 +79,8 @@ export interface RecallFlags {
   knownAt?: string;
   explain?: boolean;
   minTrust?: Trust;
+  /** false: leave repository knowledge out (--no-knowledge). */
+  knowledge?: boolean;
 }
 
 export { RECALL_DEFAULT_LIMIT } from '../../core/limits.js';
@@ -97,6 +99,7 @@ export async function recallAndPrint(
     knownAt: o.knownAt,
     explain: o.explain,
     minTrust: o.minTrust,
+    ...(o.knowledge === false ? { knowledge: false } : {}),
     actor: cliActor(io.env),
   });
   printResult(io, json, r, () => formatRecall(r));

@@ -5,6 +5,8 @@
 import {
   DISTILL_DEFAULTS,
   INJECT_BUDGETS,
+  KNOWLEDGE_INCLUDE,
+  KNOWLEDGE_MAX_FILE_BYTES,
   PROMPT_RECALL,
   WEIGHT_FLOOR,
 } from '../../engine/engine.js';
@@ -416,6 +418,40 @@ export const SETTINGS = {
       default: PROMPT_RECALL.scoreFloor,
       meaning:
         'recall results scoring below this (0–1: the share of the prompt matched) are not injected on a prompt; measured by `mneme bench inject`',
+    }),
+    prompt_knowledge: def({
+      key: 'hooks.prompt_knowledge',
+      env: 'MNEME_PROMPT_KNOWLEDGE',
+      kind: boolKind,
+      default: false,
+      meaning:
+        "the prompt hook also injects the best repository-knowledge chunks (the project's indexed documents), fenced as data",
+    }),
+  },
+  knowledge: {
+    include: def({
+      key: 'knowledge.include',
+      env: 'MNEME_KNOWLEDGE_INCLUDE',
+      kind: strKind('comma-separated globs (a pattern without / matches a file name at any depth)'),
+      default: KNOWLEDGE_INCLUDE.join(','),
+      defaultText: 'README*, docs/**, *.md and 4 more (docs/knowledge.md)',
+      meaning:
+        '`mneme knowledge refresh` indexes the tracked files matching these (never .env* or key files)',
+    }),
+    max_file_bytes: def({
+      key: 'knowledge.max_file_bytes',
+      env: 'MNEME_KNOWLEDGE_MAX_FILE_BYTES',
+      kind: intKind(1, undefined, 'bytes'),
+      default: KNOWLEDGE_MAX_FILE_BYTES,
+      meaning: 'the knowledge index skips documents larger than this',
+    }),
+    refresh_on_start: def({
+      key: 'knowledge.refresh_on_start',
+      env: 'MNEME_KNOWLEDGE_REFRESH_ON_START',
+      kind: boolKind,
+      default: true,
+      meaning:
+        'the SessionStart hook starts a detached `mneme knowledge refresh` (one at a time) in a project that has a knowledge index',
     }),
   },
   inject: {

@@ -226,6 +226,26 @@ async function sessionStart(c: Ctx): Promise<string> {
     const { spawnDistiller } = await import('./single-flight.js'); // child_process: only when due
     sleep = { sleep: spawnDistiller(args, c.cwd, child.env) !== null ? 'started' : 'failed' };
   }
+  // The knowledge index (where the project has one) is refreshed by one detached process, so
+  // the hook never waits on hashing the repository's documents.
+  let knowledge: Record<string, string> = {};
+  if (c.settings.knowledge.refresh_on_start && (await c.engine.knowledgeIndexed())) {
+    const { lockHolder, spawnDistiller } = await import('./single-flight.js');
+    const flight = { lock: path.join(c.root, '.state', 'knowledge.pid'), pending: '' };
+    const running = lockHolder(flight);
+    if (running !== null) knowledge = { knowledge: `refresh running, pid ${running}` };
+    else {
+      const child = childStore(c.r, c.r.env);
+      const pid = spawnDistiller([...child.args, 'knowledge', 'refresh'], c.cwd, child.env);
+      if (pid !== null) {
+        fs.mkdirSync(path.dirname(flight.lock), { recursive: true });
+        fs.writeFileSync(flight.lock, String(pid));
+      }
+      knowledge = {
+        knowledge: pid !== null ? `refresh started, pid ${pid}` : 'refresh could not start',
+      };
+    }
+  }
   const res = await c.engine.injectSessionStart({
     ...c.inject,
     maxBytes: c.settings.inject.max_bytes,
@@ -235,6 +255,7 @@ async function sessionStart(c: Ctx): Promise<string> {
     candidates: res.candidates,
     admitted: res.admitted,
     ...sleep,
+    ...knowledge,
   });
 }
 
@@ -268,6 +289,7 @@ async function promptSubmit(c: Ctx): Promise<string> {
   const res = await c.engine.injectPrompt(prompt, {
     ...c.inject,
     scoreFloor: c.settings.hooks.prompt_score_floor,
+    knowledge: c.settings.hooks.prompt_knowledge,
   });
   return injected(c, res.text, res.ids, { results: res.candidates });
 }

@@ -125,6 +125,7 @@ export async function vacuumAfterPurge(db: Pick<pg.Pool, 'query'>, t: string): P
     'revisions',
     'memories',
     'tombstone_events',
+    'fts_terms',
     ...TEXT_TABLES.map(([x]) => x),
   ])
     await db.query(`VACUUM ${table}`).catch(() => (ok = false));

@@ -249,6 +249,90 @@ ALTER TABLE tokens ADD COLUMN expires_at timestamptz;
 ALTER TABLE tokens ADD COLUMN last_used_at timestamptz;
 INSERT INTO tenants(name) VALUES ('_operator') ON CONFLICT DO NOTHING;
 `,
+  // 7: what BM25 and the rare-term narrowing read, kept as the rows change instead of counted at
+  // every search (which read every row holding a common word): each tenant's document frequency
+  // per lexeme of the full-text column, and its rows and tokens. Kept by statement triggers on
+  // revisions (every writer: commits, lineage re-derivation, purges, migrations), backfilled
+  // here. Full-text search matches inside one tenant: GIN on (tenant_id, tsv) through btree_gin
+  // (PostgreSQL's contrib, trusted), and where it cannot be created the index on tsv stays.
+  `
+CREATE TABLE fts_terms(
+  tenant_id text COLLATE "C" NOT NULL,
+  lexeme text COLLATE "C" NOT NULL,
+  df integer NOT NULL,
+  PRIMARY KEY (tenant_id, lexeme)
+);
+CREATE TABLE fts_totals(
+  tenant_id text COLLATE "C" PRIMARY KEY,
+  n_rows bigint NOT NULL,
+  n_tokens bigint NOT NULL
+);
+-- Adds (sign 1) or removes (sign -1) rows' lexemes and lengths: tenants, tsvectors, lengths.
+-- A purge rewrites its revisions' text (an UPDATE): the purged words leave with the old rows.
+CREATE FUNCTION mneme_fts_count(text[], tsvector[], integer[], integer) RETURNS void
+LANGUAGE sql AS $f$
+  INSERT INTO fts_terms(tenant_id, lexeme, df)
+  SELECT x.t, l.l, (count(*) * $4)::int
+  FROM unnest($1, $2) AS x(t, v), unnest(tsvector_to_array(x.v)) AS l(l)
+  GROUP BY 1, 2 ORDER BY 1, 2
+  ON CONFLICT (tenant_id, lexeme) DO UPDATE SET df = fts_terms.df + EXCLUDED.df;
+  INSERT INTO fts_totals(tenant_id, n_rows, n_tokens)
+  SELECT x.t, count(*) * $4, coalesce(sum(x.len), 0) * $4
+  FROM unnest($1, $3) AS x(t, len) GROUP BY 1 ORDER BY 1
+  ON CONFLICT (tenant_id) DO UPDATE
+    SET n_rows = fts_totals.n_rows + EXCLUDED.n_rows,
+        n_tokens = fts_totals.n_tokens + EXCLUDED.n_tokens;
+  -- A lexeme no row holds any more leaves the table (a purged word must not stay behind here).
+  DELETE FROM fts_terms f
+  USING unnest($1, $2) AS x(t, v), unnest(tsvector_to_array(x.v)) AS l(l)
+  WHERE $4 < 0 AND f.tenant_id = x.t AND f.lexeme = l.l AND f.df <= 0;
+$f$;
+CREATE FUNCTION mneme_fts_counts() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    PERFORM mneme_fts_count(array_agg(tenant_id), array_agg(tsv), array_agg(fts_len), 1)
+    FROM new_rows;
+  ELSIF TG_OP = 'DELETE' THEN
+    PERFORM mneme_fts_count(array_agg(tenant_id), array_agg(tsv), array_agg(fts_len), -1)
+    FROM old_rows;
+  ELSE
+    -- Only rows whose full-text column changed (lifecycle updates leave it as it was).
+    PERFORM mneme_fts_count(array_agg(o.tenant_id), array_agg(o.tsv), array_agg(o.fts_len), -1)
+    FROM old_rows o WHERE NOT EXISTS (
+      SELECT 1 FROM new_rows n WHERE n.tenant_id = o.tenant_id AND n.id = o.id
+        AND n.rev = o.rev AND n.tsv = o.tsv AND n.fts_len = o.fts_len);
+    PERFORM mneme_fts_count(array_agg(n.tenant_id), array_agg(n.tsv), array_agg(n.fts_len), 1)
+    FROM new_rows n WHERE NOT EXISTS (
+      SELECT 1 FROM old_rows o WHERE n.tenant_id = o.tenant_id AND n.id = o.id
+        AND n.rev = o.rev AND n.tsv = o.tsv AND n.fts_len = o.fts_len);
+  END IF;
+  RETURN NULL;
+END
+$f$;
+CREATE TRIGGER revisions_fts_insert AFTER INSERT ON revisions
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION mneme_fts_counts();
+CREATE TRIGGER revisions_fts_update AFTER UPDATE ON revisions
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION mneme_fts_counts();
+CREATE TRIGGER revisions_fts_delete AFTER DELETE ON revisions
+  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION mneme_fts_counts();
+INSERT INTO fts_terms(tenant_id, lexeme, df)
+SELECT r.tenant_id, l.l, count(*)::int
+FROM revisions r, unnest(tsvector_to_array(r.tsv)) AS l(l) GROUP BY 1, 2;
+INSERT INTO fts_totals(tenant_id, n_rows, n_tokens)
+SELECT tenant_id, count(*), coalesce(sum(fts_len), 0) FROM revisions GROUP BY 1;
+-- The OR of tsqueries (one phrase per term): a search's match is one parameter, an array.
+CREATE AGGREGATE mneme_tsquery_or(tsquery) (SFUNC = tsquery_or, STYPE = tsquery);
+DO $f$
+BEGIN
+  CREATE EXTENSION IF NOT EXISTS btree_gin;
+  CREATE INDEX revisions_tenant_tsv ON revisions USING gin(tenant_id, tsv);
+  DROP INDEX revisions_tsv;
+EXCEPTION WHEN OTHERS THEN
+  RAISE NOTICE 'no btree_gin (%): full-text search keeps the index on tsv alone', SQLERRM;
+END
+$f$;
+`,
 ];
 
 /** Work a migration needs done in code, in its transaction, after its SQL (by version). */

@@ -4,10 +4,19 @@
 // never read under another project. The chunk's search column holds the index tokens of
 // core/text.ts, matched with the same phrase queries as the memory rows.
 import type pg from 'pg';
-import { indexText, type QueryTerm } from '../../core/text.js';
+import { indexText, termTokens, uniqueTerms, type QueryTerm } from '../../core/text.js';
 import type { KnowledgeChunkRow, KnowledgeFile, KnowledgeHit, KnowledgeStore } from '../port.js';
 import { pgError } from './errors.js';
-import { Params, tsQuery } from './sql.js';
+import { Params } from './sql.js';
+
+/** An OR of one phrase query per term (a word: one token). Null when there is nothing to search. */
+function tsQuery(terms: readonly QueryTerm[], p: Params): string | null {
+  const live = uniqueTerms(terms);
+  if (live.length === 0) return null;
+  return live
+    .map((t) => `phraseto_tsquery('simple', ${p.add(termTokens(t).join(' '))})`)
+    .join(' || ');
+}
 
 export class KnowledgeRows implements KnowledgeStore {
   constructor(

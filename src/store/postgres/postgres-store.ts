@@ -164,16 +164,22 @@ export class PostgresStore implements Store {
     return this.tx.getStore() ?? this.pool;
   }
 
-  private async q<R extends pg.QueryResultRow>(text: string, values: unknown[] = []) {
+  private async q<R extends pg.QueryResultRow>(
+    text: string,
+    values: unknown[] = [],
+    name?: string,
+  ) {
     try {
-      return await this.db.query<R>(text, values);
+      return await (name
+        ? this.db.query<R>({ name, text, values })
+        : this.db.query<R>(text, values));
     } catch (e) {
       throw pgError(e);
     }
   }
 
   /** `q` as a value for the statement modules (bound once). */
-  private readonly query: reads.Query = (text, values) => this.q(text, values);
+  private readonly query: reads.Query = (text, values, name) => this.q(text, values, name);
 
   // ---- locking ----------------------------------------------------------------------------
 

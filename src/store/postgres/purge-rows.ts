@@ -93,6 +93,9 @@ export async function purgeIn(
   }
   await rederiveLineages(c, t, undefined, [req.id]);
   places.add('table:memories');
+  // The search counts' queue (migration 9) holds the purged words until it is folded, at
+  // commit: folded now, so nothing this transaction reads afterwards still holds them.
+  await c.query('SET CONSTRAINTS fts_dirty_fold IMMEDIATE');
 
   for (const [table, column] of TEXT_TABLES) {
     const { rows } = await c.query<{ ctid: string; v: string }>(
@@ -126,6 +129,8 @@ export async function vacuumAfterPurge(db: Pick<pg.Pool, 'query'>, t: string): P
     'revisions',
     'memories',
     'tombstone_events',
+    'fts_terms',
+    'fts_pending',
     ...TEXT_TABLES.map(([x]) => x),
   ])
     await db.query(`VACUUM ${table}`).catch(() => (ok = false));

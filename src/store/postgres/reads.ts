@@ -1,45 +1,23 @@
 // The Postgres adapter's reads, each one statement over one tenant's rows: lineages, the live
-// memory of a slug, idempotency keys, ranked search and nearest (candidates and the counts the
-// ranking model of core/ranking.ts reads, the eligibility predicate inside the query), current memories, the journal, tombstones,
+// memory of a slug, idempotency keys, ranked search and nearest (search-rows.ts), current
+// memories, the journal, tombstones,
 // proposals, usage, and the counts `status` reports. Each takes the store's query function.
 import type pg from 'pg';
 import { EMPTY_HEAD, type JournalEntry } from '../../core/journal.js';
 import type { Tombstone } from '../../core/normalize.js';
 import type { Proposal } from '../../core/proposal.js';
-import type { Eligibility } from '../../core/eligibility.js';
-import {
-  DEFAULT_RANKING,
-  bm25Idf,
-  narrowingPlan,
-  rankCandidates,
-  type CorpusStats,
-  type FieldCounts,
-  type LexicalFeatures,
-} from '../../core/ranking.js';
-import { queryShape, termTokens, uniqueTerms, type QueryTerm } from '../../core/text.js';
 import type { RevisionView } from '../../core/types.js';
-import type {
-  JournalQuery,
-  ProposalQuery,
-  SearchHit,
-  SearchRequest,
-  StoreStatus,
-  UsageEvent,
-} from '../port.js';
-import {
-  Params,
-  VIEW_COLUMNS,
-  eligibleSql,
-  termQuery,
-  toView,
-  tsQuery,
-  type ViewRow,
-} from './sql.js';
+import type { JournalQuery, ProposalQuery, StoreStatus, UsageEvent } from '../port.js';
+import { Params, VIEW_COLUMNS, toView, type ViewRow } from './sql.js';
 
-/** A statement run by the store: in its write transaction when there is one, errors mapped. */
+/**
+ * A statement run by the store: in its write transaction when there is one, errors mapped.
+ * `name`: a prepared statement of that name (parsed and planned once per connection; one text).
+ */
 export type Query = <R extends pg.QueryResultRow>(
   text: string,
   values?: unknown[],
+  name?: string,
 ) => Promise<pg.QueryResult<R>>;
 
 export async function getLineage(
@@ -85,164 +63,7 @@ export async function findIdempotent(
   return rows[0] ? (JSON.parse(rows[0].entry) as JournalEntry) : null;
 }
 
-export async function search(
-  query: Query,
-  tenant: string,
-  req: SearchRequest,
-): Promise<SearchHit[]> {
-  const q = req.eligibility;
-  if (q.scopes.length === 0) return [];
-  const m = req.model ?? DEFAULT_RANKING;
-  const { terms, tokens, phrase } = queryShape(req.terms);
-  if (terms.length === 0) return [];
-  const { stats, df } = await corpus(query, tenant, terms);
-  const idf = df.map((d) => bm25Idf(stats.rows, d));
-  const want = req.want ?? req.limit;
-  // The embedded index's narrowing exactly: phrases count as rare there (never left out).
-  const plan = narrowingPlan(
-    df.map((d, i) => (phrase[i] ? 0 : d)),
-    phrase,
-    want,
-    m,
-    stats.rows,
-  );
-  let ranked: Scored[] = [];
-  for (const kept of plan) {
-    const match = kept ? kept.map((i) => terms[i]!) : terms;
-    const cands = await candidates(query, tenant, match, tokens, q.scopes, q);
-    ranked = rankCandidates(cands, kept, idf, stats, m, req.limit);
-    if (ranked.length >= want) break;
-  }
-  return withViews(query, tenant, ranked);
-}
-
-/** What BM25 reads of the tenant's rows: rows, tokens, and each term's document frequency. */
-async function corpus(
-  query: Query,
-  tenant: string,
-  terms: readonly QueryTerm[],
-): Promise<{ stats: CorpusStats; df: number[] }> {
-  const p = new Params();
-  const t = p.add(tenant);
-  const dfs = terms.map(
-    (term) =>
-      `(SELECT count(*) FROM revisions WHERE tenant_id = ${t} AND tsv @@ ${termQuery(term, p)})::int`,
-  );
-  const { rows } = await query<{ n: number; tokens: number; df: number[] }>(
-    `SELECT c.n, c.tokens, ARRAY[${dfs.join(', ')}]::int[] AS df
-     FROM (SELECT count(*)::int AS n, coalesce(sum(fts_len), 0)::float8 AS tokens
-           FROM revisions WHERE tenant_id = ${t}) c`,
-    p.values,
-  );
-  const r = rows[0]!;
-  return { stats: { rows: r.n, tokens: Number(r.tokens) }, df: r.df };
-}
-
-type Candidate = { id: string; rev: number; weight: number; features: LexicalFeatures };
-type Scored = Candidate & { score: number };
-
-/**
- * Every row in the scopes matching any of `match` (eligible ones only, when `eligibility` is
- * given), with the counts BM25 reads: its length and, per term of `all`, its occurrences in
- * each field (from the tsvector's positions and weights: A abstract, C body, B extra).
- */
-async function candidates(
-  query: Query,
-  tenant: string,
-  match: readonly QueryTerm[],
-  all: readonly string[][],
-  scopes: string[],
-  eligibility: Eligibility | null,
-): Promise<Candidate[]> {
-  const p = new Params();
-  const t = p.add(tenant);
-  const tq = tsQuery(match, p)!;
-  const inScopes = p.add(scopes);
-  const lexemes = p.add([...new Set(all.flat())]);
-  const eligible = eligibility ? `AND ${eligibleSql(eligibility, p)}` : '';
-  const { rows } = await query<{
-    id: string;
-    rev: number;
-    len: number;
-    w: number | null;
-    f: [string, number[], string[]][] | null;
-  }>(
-    `SELECT r.id, r.rev, r.fts_len AS len, w.w,
-       (SELECT json_agg(json_build_array(u.lexeme, u.positions, u.weights))
-        FROM unnest(r.tsv) u WHERE u.lexeme = ANY(${lexemes}::text[])) AS f
-     FROM revisions r LEFT JOIN weights w ON w.tenant_id = r.tenant_id AND w.id = r.id
-     WHERE r.tenant_id = ${t} AND r.tsv @@ (${tq}) AND r.scope = ANY(${inScopes}::text[])
-       ${eligible}`,
-    p.values,
-  );
-  return rows.map((row) => {
-    const at = new Map<string, { pos: number[]; field: number[] }>();
-    for (const [lexeme, pos, weights] of row.f ?? [])
-      at.set(lexeme, { pos, field: weights.map((x) => FIELD_OF_WEIGHT[x] ?? 1) });
-    return {
-      id: row.id,
-      rev: row.rev,
-      weight: row.w ?? 1,
-      features: { length: row.len, tf: all.map((tok) => fieldCounts(tok, at)) },
-    };
-  });
-}
-
-/** setweight classes of the tsvector (migration 4): A abstract, B extra, C body. */
-const FIELD_OF_WEIGHT: Record<string, number> = { A: 0, B: 2, C: 1, D: 1 };
-
-/** A term's occurrences per field: a word's positions, or a phrase's runs within one field. */
-function fieldCounts(
-  tokens: readonly string[],
-  at: Map<string, { pos: number[]; field: number[] }>,
-): FieldCounts {
-  const counts: [number, number, number] = [0, 0, 0];
-  const first = at.get(tokens[0]!);
-  if (!first) return counts;
-  const rest = tokens.slice(1).map((tok) => at.get(tok));
-  if (rest.some((x) => !x)) return counts;
-  first.pos.forEach((p0, i) => {
-    const field = first.field[i]!;
-    const whole = rest.every((x, k) => {
-      const j = x!.pos.indexOf(p0 + k + 1);
-      return j >= 0 && x!.field[j] === field;
-    });
-    if (whole) counts[field as 0 | 1 | 2]++;
-  });
-  return counts;
-}
-
-/** The ranked candidates as hits: their revisions read in one statement, in rank order. */
-async function withViews(query: Query, tenant: string, ranked: Scored[]): Promise<SearchHit[]> {
-  if (ranked.length === 0) return [];
-  const { rows } = await query<ViewRow & { id: string; rev: number }>(
-    `SELECT ${VIEW_COLUMNS}, r.id, r.rev FROM revisions r
-     JOIN unnest($2::text[], $3::int[]) AS k(id, rev) ON r.id = k.id AND r.rev = k.rev
-     WHERE r.tenant_id = $1`,
-    [tenant, ranked.map((c) => c.id), ranked.map((c) => c.rev)],
-  );
-  const views = new Map(rows.map((row) => [`${row.id}#${row.rev}`, toView(row)]));
-  return ranked.flatMap((c) => {
-    const view = views.get(`${c.id}#${c.rev}`);
-    return view ? [{ head: view, view, relevance: c.score, weight: c.weight }] : [];
-  });
-}
-
-export async function nearest(
-  query: Query,
-  tenant: string,
-  terms: QueryTerm[],
-  scopes: string[],
-  limit: number,
-): Promise<SearchHit[]> {
-  if (scopes.length === 0) return [];
-  const live = uniqueTerms(terms);
-  if (live.length === 0) return [];
-  const { stats, df } = await corpus(query, tenant, live);
-  const idf = df.map((d) => bm25Idf(stats.rows, d));
-  const cands = await candidates(query, tenant, live, live.map(termTokens), scopes, null);
-  return withViews(query, tenant, rankCandidates(cands, null, idf, stats, DEFAULT_RANKING, limit));
-}
+export { nearest, search } from './search-rows.js';
 
 export async function listCurrent(
   query: Query,

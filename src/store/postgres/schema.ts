@@ -300,6 +300,133 @@ CREATE TABLE knowledge_chunks(
 CREATE INDEX knowledge_chunks_trail ON knowledge_chunks USING gin(fts_trail);
 CREATE INDEX knowledge_chunks_body ON knowledge_chunks USING gin(fts_body);
 `,
+  // 9: what BM25 and the rare-term narrowing read, kept as the rows change instead of counted at
+  // every search (which read every row holding a common word): each tenant's document frequency
+  // per lexeme of the full-text column, and its rows and tokens. Kept by statement triggers on
+  // revisions (every writer: commits, lineage re-derivation, purges, migrations), backfilled
+  // here. Full-text search matches inside one tenant: GIN on (tenant_id, tsv) through btree_gin
+  // (PostgreSQL's contrib, trusted), and where it cannot be created the index on tsv stays.
+  `
+CREATE TABLE fts_terms(
+  tenant_id text COLLATE "C" NOT NULL,
+  lexeme text COLLATE "C" NOT NULL,
+  df integer NOT NULL,
+  PRIMARY KEY (tenant_id, lexeme)
+);
+CREATE TABLE fts_totals(
+  tenant_id text COLLATE "C" PRIMARY KEY,
+  n_rows bigint NOT NULL,
+  n_tokens bigint NOT NULL
+);
+-- A transaction's changes are queued in fts_pending (rows only ever inserted: a transaction that
+-- writes many revisions would otherwise update a common word's row once per revision, each
+-- update walking the versions the ones before it left) and folded into fts_terms and
+-- fts_totals once, at commit, by a deferred trigger that fts_dirty's one row per transaction
+-- queues. Statement triggers on revisions queue every writer's changes: commits, lineage
+-- re-derivation, purges (which rewrite text: the purged words leave with the old rows) and
+-- migrations. PL/pgSQL: its statements are planned once per connection.
+CREATE TABLE fts_pending(
+  tx bigint NOT NULL,
+  tenant_id text COLLATE "C" NOT NULL,
+  lexeme text COLLATE "C", -- NULL: the rows and tokens
+  d integer NOT NULL,
+  tokens bigint NOT NULL DEFAULT 0
+);
+CREATE INDEX fts_pending_tx ON fts_pending(tx);
+CREATE TABLE fts_dirty(tx bigint PRIMARY KEY);
+CREATE INDEX fts_terms_gone ON fts_terms(tenant_id) WHERE df <= 0;
+CREATE FUNCTION mneme_fts_queue() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO fts_pending(tx, tenant_id, lexeme, d, tokens)
+    SELECT txid_current(), n.tenant_id, l.l, 1, 0
+    FROM new_rows n, unnest(tsvector_to_array(n.tsv)) AS l(l)
+    UNION ALL
+    SELECT txid_current(), n.tenant_id, NULL, 1, n.fts_len FROM new_rows n;
+  ELSIF TG_OP = 'DELETE' THEN
+    INSERT INTO fts_pending(tx, tenant_id, lexeme, d, tokens)
+    SELECT txid_current(), o.tenant_id, l.l, -1, 0
+    FROM old_rows o, unnest(tsvector_to_array(o.tsv)) AS l(l)
+    UNION ALL
+    SELECT txid_current(), o.tenant_id, NULL, -1, -o.fts_len FROM old_rows o;
+  ELSE
+    -- Only rows whose full-text column changed (a lifecycle update changes no text).
+    INSERT INTO fts_pending(tx, tenant_id, lexeme, d, tokens)
+    SELECT txid_current(), o.tenant_id, l.l, -1, 0
+    FROM old_rows o, unnest(tsvector_to_array(o.tsv)) AS l(l)
+    WHERE NOT EXISTS (
+      SELECT 1 FROM new_rows n WHERE n.tenant_id = o.tenant_id AND n.id = o.id
+        AND n.rev = o.rev AND n.tsv = o.tsv AND n.fts_len = o.fts_len)
+    UNION ALL
+    SELECT txid_current(), o.tenant_id, NULL, -1, -o.fts_len FROM old_rows o
+    WHERE NOT EXISTS (
+      SELECT 1 FROM new_rows n WHERE n.tenant_id = o.tenant_id AND n.id = o.id
+        AND n.rev = o.rev AND n.tsv = o.tsv AND n.fts_len = o.fts_len)
+    UNION ALL
+    SELECT txid_current(), n.tenant_id, l.l, 1, 0
+    FROM new_rows n, unnest(tsvector_to_array(n.tsv)) AS l(l)
+    WHERE NOT EXISTS (
+      SELECT 1 FROM old_rows o WHERE n.tenant_id = o.tenant_id AND n.id = o.id
+        AND n.rev = o.rev AND n.tsv = o.tsv AND n.fts_len = o.fts_len)
+    UNION ALL
+    SELECT txid_current(), n.tenant_id, NULL, 1, n.fts_len FROM new_rows n
+    WHERE NOT EXISTS (
+      SELECT 1 FROM old_rows o WHERE n.tenant_id = o.tenant_id AND n.id = o.id
+        AND n.rev = o.rev AND n.tsv = o.tsv AND n.fts_len = o.fts_len);
+    IF NOT FOUND THEN
+      RETURN NULL;
+    END IF;
+  END IF;
+  INSERT INTO fts_dirty VALUES (txid_current()) ON CONFLICT DO NOTHING;
+  RETURN NULL;
+END
+$f$;
+CREATE FUNCTION mneme_fts_fold() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+  DELETE FROM fts_dirty WHERE tx = NEW.tx;
+  WITH gone AS (DELETE FROM fts_pending WHERE tx = NEW.tx AND lexeme IS NOT NULL
+                RETURNING tenant_id, lexeme, d)
+  INSERT INTO fts_terms(tenant_id, lexeme, df)
+  SELECT tenant_id, lexeme, sum(d)::int FROM gone GROUP BY 1, 2 HAVING sum(d) <> 0 ORDER BY 1, 2
+  ON CONFLICT (tenant_id, lexeme) DO UPDATE SET df = fts_terms.df + EXCLUDED.df;
+  WITH gone AS (DELETE FROM fts_pending WHERE tx = NEW.tx AND lexeme IS NULL
+                RETURNING tenant_id, d, tokens)
+  INSERT INTO fts_totals(tenant_id, n_rows, n_tokens)
+  SELECT tenant_id, sum(d), sum(tokens) FROM gone GROUP BY 1 ORDER BY 1
+  ON CONFLICT (tenant_id) DO UPDATE
+    SET n_rows = fts_totals.n_rows + EXCLUDED.n_rows,
+        n_tokens = fts_totals.n_tokens + EXCLUDED.n_tokens;
+  -- A lexeme no row holds any more leaves the table (a purged word must not stay behind here).
+  DELETE FROM fts_terms WHERE df <= 0;
+  RETURN NULL;
+END
+$f$;
+CREATE TRIGGER revisions_fts_insert AFTER INSERT ON revisions
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION mneme_fts_queue();
+CREATE TRIGGER revisions_fts_update AFTER UPDATE ON revisions
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION mneme_fts_queue();
+CREATE TRIGGER revisions_fts_delete AFTER DELETE ON revisions
+  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION mneme_fts_queue();
+CREATE CONSTRAINT TRIGGER fts_dirty_fold AFTER INSERT ON fts_dirty
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION mneme_fts_fold();
+INSERT INTO fts_terms(tenant_id, lexeme, df)
+SELECT r.tenant_id, l.l, count(*)::int
+FROM revisions r, unnest(tsvector_to_array(r.tsv)) AS l(l) GROUP BY 1, 2;
+INSERT INTO fts_totals(tenant_id, n_rows, n_tokens)
+SELECT tenant_id, count(*), coalesce(sum(fts_len), 0) FROM revisions GROUP BY 1;
+-- The OR of tsqueries (one phrase per term): a search's match is one parameter, an array.
+CREATE AGGREGATE mneme_tsquery_or(tsquery) (SFUNC = tsquery_or, STYPE = tsquery);
+DO $f$
+BEGIN
+  CREATE EXTENSION IF NOT EXISTS btree_gin;
+  CREATE INDEX revisions_tenant_tsv ON revisions USING gin(tenant_id, tsv);
+  DROP INDEX revisions_tsv;
+EXCEPTION WHEN OTHERS THEN
+  RAISE NOTICE 'no btree_gin (%): full-text search keeps the index on tsv alone', SQLERRM;
+END
+$f$;
+`,
 ];
 
 /** Work a migration needs done in code, in its transaction, after its SQL (by version). */

@@ -1,8 +1,8 @@
 // SQL building blocks for the Postgres adapter: positional parameters (user text is only ever a
 // parameter, never part of the SQL), the eligibility predicate mirroring ELIGIBLE in the embedded
-// index, the OR-of-phrases tsquery built from queryTerms, and row ↔ RevisionView mapping.
+// index, and row ↔ RevisionView mapping.
 import type { Eligibility } from '../../core/eligibility.js';
-import { indexText, termTokens, uniqueTerms, type QueryTerm } from '../../core/text.js';
+import { indexText } from '../../core/text.js';
 import { FAR_FUTURE } from '../../core/time.js';
 import { trustRank, type Revision, type RevisionView } from '../../core/types.js';
 
@@ -26,17 +26,6 @@ export const ftsColumns = (
   extra: indexText(extraText(v)),
   body: indexText(v.body),
 });
-
-/** One term's tsquery: its index tokens as a phrase (a word: one token). */
-export const termQuery = (t: QueryTerm, p: Params): string =>
-  `phraseto_tsquery('simple', ${p.add(termTokens(t).join(' '))})`;
-
-/** An OR of one phrase query per term. Null when there is nothing to search for. */
-export function tsQuery(terms: readonly QueryTerm[], p: Params): string | null {
-  const live = uniqueTerms(terms);
-  if (live.length === 0) return null;
-  return live.map((t) => termQuery(t, p)).join(' || ');
-}
 
 /** The eligibility predicate over alias r (the SQL twin of core/eligibility.ts). */
 export function eligibleSql(q: Eligibility, p: Params): string {

@@ -97,6 +97,51 @@ if (mode === 'write') {
       ack(s.ok ? `ok ${s.result.id} ${s.result.rev} ${s.result.seq}` : `refused ${s.error.code}`);
     mine.push(...ids.slice(1));
   }
+} else if (mode === 'import') {
+  // A batch import (engine/bundle.ts): a bundle made in a store of its own (no faults there),
+  // imported a few lineages per chunk, so the kill lands inside one chunk's group commit. A
+  // chunk's lineages are acknowledged once importBundle reports the chunk done (after its sync).
+  const srcDir = path.join(path.dirname(storeDir!), `import-src-${tag}`);
+  fs.rmSync(srcDir, { recursive: true, force: true });
+  const src = await FileStore.open(srcDir, { durable: false });
+  const source = new Engine({
+    store: src,
+    clock: () => new Date(),
+    registry: new SchemaRegistry(),
+    binding: CRASH_BINDING,
+    surface: 'human',
+  });
+  for (let i = 0; i < count; i++) {
+    const words = `${tag} imported ${i} plum${i} crash`;
+    const [r] = await source.applyEach(
+      [{ op: 'remember', type: 'fact', abstract: `note ${words}`, body: `body ${words}` }],
+      { kind: 'human', surface: 'cli' },
+    );
+    if (r?.ok && i % 2 === 0)
+      await source.applyEach(
+        [{ op: 'supersede', id: r.result.id, abstract: `newer ${words}`, reason: 'newer' }],
+        { kind: 'human', surface: 'cli' },
+      );
+  }
+  const bundle = await source.exportBundle();
+  await source.close();
+  fs.rmSync(srcDir, { recursive: true, force: true });
+  const text = JSON.stringify(bundle);
+  const memories = (bundle as { memories: { id: string; revisions: { rev: number }[] }[] })
+    .memories;
+  let acked = 0;
+  const report = await engine.importBundle(text, `crash-${tag}`, actor, {
+    chunkOps: 4,
+    onProgress: (done) => {
+      for (const m of memories.slice(acked, done))
+        for (const r of m.revisions) ack(`ok ${m.id} ${r.rev} -`);
+      acked = done;
+    },
+  });
+  if (report.refused.length > 0) {
+    process.stderr.write(`import refused: ${JSON.stringify(report.refused)}\n`);
+    process.exit(3);
+  }
 } else if (mode === 'rebuild') {
   await engine.rebuild();
   ack('rebuilt');

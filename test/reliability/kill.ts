@@ -52,7 +52,7 @@ export const PURGE_POINTS = [
   'after-index',
 ] as const;
 
-export type KillMode = 'write' | 'batch' | 'rebuild' | 'distill' | 'timed';
+export type KillMode = 'write' | 'batch' | 'import' | 'rebuild' | 'distill' | 'timed';
 
 export interface KillPoint {
   mode: KillMode;
@@ -164,6 +164,7 @@ export async function runKillPoints(
     }
     if (spec.mode === 'timed') count = 60;
     if (spec.mode === 'batch') count = 12;
+    if (spec.mode === 'import') count = 10;
     const mode = spec.mode === 'timed' ? 'write' : spec.mode;
     const r = await runChild([mode, store, tag, String(count)], env, spec.delayMs);
     const outcome: KillOutcome = {
@@ -425,8 +426,11 @@ export function generatePoints(n: number, seed: number): KillPoint[] {
     const r = rand();
     if (r < 0.35)
       out.push({ mode: 'write', point: pick(COMMIT_POINTS), at: 1 + Math.floor(rand() * 8) });
-    else if (r < 0.6)
+    else if (r < 0.52)
       out.push({ mode: 'batch', point: pick(GROUP_POINTS), at: 1 + Math.floor(rand() * 9) });
+    else if (r < 0.6)
+      // A batch import of 10 lineages (15 revisions) in chunks of 4 ops.
+      out.push({ mode: 'import', point: pick(GROUP_POINTS), at: 1 + Math.floor(rand() * 12) });
     else if (r < 0.75) out.push({ mode: 'timed', delayMs: 250 + Math.floor(rand() * 1250) });
     else if (r < 0.87)
       out.push({ mode: 'distill', point: pick(COMMIT_POINTS), at: 1 + Math.floor(rand() * 5) });
@@ -454,5 +458,8 @@ export const CI_POINTS: KillPoint[] = [
   { mode: 'batch', point: 'group-after-sync', at: 1 },
   { mode: 'batch', point: 'group-after-history', at: 2 },
   { mode: 'batch', point: 'group-after-current', at: 5 },
+  // Inside a batch import: a line of a later chunk, and between a chunk's sync and its files.
+  { mode: 'import', point: 'after-journal', at: 6 },
+  { mode: 'import', point: 'group-after-history', at: 2 },
   { mode: 'timed', delayMs: 700 },
 ];

@@ -15,7 +15,7 @@ import type {
   JournalEntry,
   PassphraseRecord,
 } from '../core/journal.js';
-import type { Tombstone } from '../core/normalize.js';
+import type { Tombstone, TombstoneProbe } from '../core/normalize.js';
 import type { Proposal } from '../core/proposal.js';
 import type { RankingModel } from '../core/ranking.js';
 import type { QueryTerm } from '../core/text.js';
@@ -327,6 +327,12 @@ export interface Store {
   journal(q: JournalQuery): Promise<JournalEntry[]>;
   /** Armed (not lifted) tombstones of the given scopes. */
   tombstones(scopes: string[]): Promise<Tombstone[]>;
+  /**
+   * The armed tombstones of `scope` that texts with this probe could run into (core/normalize.ts,
+   * "Indexed lookup"): those keyed by one of its keys or indexed under one of its grams, in the
+   * order `tombstones` lists them. Its cost follows the probe's size, not the scope's tombstones.
+   */
+  tombstoneCandidates(scope: string, probe: TombstoneProbe): Promise<Tombstone[]>;
   proposals(q: ProposalQuery): Promise<Proposal[]>;
   /** The usage log (state, not cache), oldest first. */
   usage(opts?: { since?: string }): Promise<UsageEvent[]>;

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { MnemeError } from '../../core/errors.js';
 import { sha256 } from '../../core/hash.js';
 import type { JournalEntry } from '../../core/journal.js';
-import type { Tombstone } from '../../core/normalize.js';
+import type { Tombstone, TombstoneProbe } from '../../core/normalize.js';
 import type { Proposal } from '../../core/proposal.js';
 import { serializeRevision } from '../../core/markdown.js';
 import type { QueryTerm } from '../../core/text.js';
@@ -282,6 +282,10 @@ export class FileStore implements Store {
 
   async tombstones(scopes: string[]): Promise<Tombstone[]> {
     return this.parts.tombstones.armed(scopes);
+  }
+
+  async tombstoneCandidates(scope: string, probe: TombstoneProbe): Promise<Tombstone[]> {
+    return this.parts.tombstones.candidates(scope, probe);
   }
 
   async proposals(q: ProposalQuery): Promise<Proposal[]> {

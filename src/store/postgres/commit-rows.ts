@@ -10,6 +10,7 @@ import {
   type ChainHead,
   type JournalEntry,
 } from '../../core/journal.js';
+import { tombstoneGram } from '../../core/normalize.js';
 import type { CommitRequest } from '../port.js';
 import { chainRefused } from '../journal-guard.js';
 import { appendRow, parsePassphrase, tailProblem, type TailRow } from './journal-rows.js';
@@ -58,6 +59,13 @@ export async function commitIn(
        VALUES ($1, $2, $3, $4, $5, $6)`,
       [t, entry.seq, event, scope, key, JSON.stringify(doc)],
     );
+    // Its entry in the lookup index (a lift leaves it: the lookup reads the latest event).
+    if ('arm' in req.tombstone)
+      await c.query(
+        `INSERT INTO tombstone_grams(tenant_id, scope, gram, key) VALUES ($1, $2, $3, $4)
+         ON CONFLICT DO NOTHING`,
+        [t, scope, tombstoneGram(req.tombstone.arm), key],
+      );
   }
   if (req.proposal) {
     const p = req.proposal;

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { MnemeError } from '../../core/errors.js';
 import type { JournalEntry } from '../../core/journal.js';
-import type { Tombstone } from '../../core/normalize.js';
+import type { Tombstone, TombstoneProbe } from '../../core/normalize.js';
 import type { Proposal } from '../../core/proposal.js';
 import type { QueryTerm } from '../../core/text.js';
 import type { RevisionView } from '../../core/types.js';
@@ -268,6 +268,10 @@ export class PostgresStore implements Store {
 
   async tombstones(scopes: string[]): Promise<Tombstone[]> {
     return reads.tombstones(this.query, this.tenant, scopes);
+  }
+
+  async tombstoneCandidates(scope: string, probe: TombstoneProbe): Promise<Tombstone[]> {
+    return reads.tombstoneCandidates(this.query, this.tenant, scope, probe);
   }
 
   async proposals(q: ProposalQuery): Promise<Proposal[]> {

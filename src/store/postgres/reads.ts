@@ -4,7 +4,7 @@
 // proposals, usage, and the counts `status` reports. Each takes the store's query function.
 import type pg from 'pg';
 import { EMPTY_HEAD, type JournalEntry } from '../../core/journal.js';
-import type { Tombstone } from '../../core/normalize.js';
+import type { Tombstone, TombstoneProbe } from '../../core/normalize.js';
 import type { Proposal } from '../../core/proposal.js';
 import type { Eligibility } from '../../core/eligibility.js';
 import {
@@ -292,6 +292,24 @@ export async function tombstones(
      WHERE tenant_id = $1 AND scope = ANY($2::text[])
      ORDER BY scope, key, seq DESC`,
     [tenant, scopes],
+  );
+  return rows.filter((r) => r.event === 'arm').map((r) => JSON.parse(r.doc) as Tombstone);
+}
+
+/** The armed tombstones of `scope` the probe finds (by key, or by gram in tombstone_grams). */
+export async function tombstoneCandidates(
+  query: Query,
+  tenant: string,
+  scope: string,
+  probe: TombstoneProbe,
+): Promise<Tombstone[]> {
+  const { rows } = await query<{ event: string; doc: string }>(
+    `SELECT DISTINCT ON (scope, key) event, doc FROM tombstone_events
+     WHERE tenant_id = $1 AND scope = $2 AND key IN (
+       SELECT key FROM tombstone_grams WHERE tenant_id = $1 AND scope = $2 AND gram = ANY($3::text[])
+       UNION ALL SELECT unnest($4::text[]))
+     ORDER BY scope, key, seq DESC`,
+    [tenant, scope, probe.grams, probe.keys],
   );
   return rows.filter((r) => r.event === 'arm').map((r) => JSON.parse(r.doc) as Tombstone);
 }

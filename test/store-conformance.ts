@@ -454,6 +454,49 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       }
     });
 
+    // ---- fsck: incremental ---------------------------------------------------------------
+
+    it('fsck is incremental: an unchanged store reads nothing again, a revision damaged after a clean run is found, --full reads all', async () => {
+      const f = await fixture();
+      try {
+        const ms = [];
+        for (let i = 0; i < 4; i++)
+          ms.push(await remember(f.a, `Service ${i} listens on ${8000 + i}`));
+        const integrity = (r: {
+          issues: { id: string; phase: string; memory?: string; message: string }[];
+        }) => r.issues.filter((i) => i.phase === 'integrity');
+        const first = await f.a.fsck();
+        assert.deepEqual(integrity(first), []);
+        assert.deepEqual(first.checked, { full: false, lineages_checked: 4, lineages_skipped: 0 });
+        const again = await f.a.fsck();
+        assert.deepEqual(again.checked, { full: false, lineages_checked: 0, lineages_skipped: 4 });
+        await f.tamper(ms[1]!.id, 1);
+        const found = await f.a.fsck();
+        assert.ok(integrity(found).some((i) => /does not match the hash/.test(i.message)));
+        assert.deepEqual([...new Set(integrity(found).map((i) => i.memory))], [ms[1]!.id]);
+        assert.deepEqual(found.checked, { full: false, lineages_checked: 1, lineages_skipped: 3 });
+        // A lineage with a finding is not marked clean: the next run reads it (and reports it) again.
+        const still = await f.a.fsck();
+        assert.deepEqual(
+          integrity(still).map((i) => i.id),
+          integrity(found).map((i) => i.id),
+        );
+        assert.equal(still.checked.lineages_checked, 1);
+        const full = await f.a.fsck({ full: true });
+        assert.deepEqual(full.checked, { full: true, lineages_checked: 4, lineages_skipped: 0 });
+        assert.deepEqual(
+          integrity(full).map((i) => i.id),
+          integrity(found).map((i) => i.id),
+        );
+        // A new revision is read by the next run; the rest stays skipped.
+        await remember(f.a, 'Service 9 listens on 8009');
+        const grown = await f.a.fsck();
+        assert.deepEqual(grown.checked, { full: false, lineages_checked: 2, lineages_skipped: 3 });
+      } finally {
+        await f.cleanup();
+      }
+    });
+
     // ---- tombstones -----------------------------------------------------------------------
 
     it('tombstones: the indexed lookup refuses exactly what the full scan refuses (fuzzed values)', async () => {

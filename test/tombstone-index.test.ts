@@ -16,7 +16,7 @@ import {
   type Tombstone,
 } from '../src/core/normalize.js';
 import pg from 'pg';
-import { migrate, SCHEMA_VERSION } from '../src/store/postgres/schema.js';
+import { indexTombstones } from '../src/store/postgres/schema.js';
 import { AGENT, HUMAN, PROJECT_A, engineFor, testClock } from './helpers.js';
 import { pgSkipReason, throwawayStore } from './pg-fixtures.js';
 import { checkedText, rejectedValue } from './tombstone-fuzz.js';
@@ -104,7 +104,7 @@ test('the lookup reads the tombstones a text could match, not the others', () =>
 });
 
 test(
-  'Postgres: tombstones armed before the lookup index existed are indexed by its migration',
+  'Postgres: tombstones armed before the lookup index existed are indexed by its migration step',
   { skip: skip ?? false },
   async () => {
     const f = await throwawayStore();
@@ -113,15 +113,15 @@ test(
       const e = engineFor(f.store, PROJECT_A, testClock('2026-03-01T10:00:00.000Z'));
       const v = 'the staging database password rotates every 90 days';
       await e.apply([{ op: 'arm', value: v, scope: PROJECT_A }], HUMAN);
-      // The database as a mneme without the index left it: no table, the migration not applied.
-      await pool.query('DROP TABLE tombstone_grams');
-      await pool.query('DELETE FROM schema_migrations WHERE version = $1', [SCHEMA_VERSION]);
-      await assert.rejects(
-        f.store.tombstoneCandidates(PROJECT_A, tombstoneProbe(PROJECT_A, [v])),
-        /tombstone_grams/,
+      // The rows as a mneme without the index left them: armed, not indexed.
+      await pool.query('DELETE FROM tombstone_grams');
+      assert.deepEqual(
+        await f.store.tombstoneCandidates(PROJECT_A, tombstoneProbe(PROJECT_A, [v])),
+        [],
         'the lookup reads the index',
       );
-      assert.deepEqual(await migrate(pool), [SCHEMA_VERSION]);
+      // What the migration runs after creating the table.
+      await indexTombstones(pool);
       const again = await f.store.tombstoneCandidates(PROJECT_A, tombstoneProbe(PROJECT_A, [v]));
       assert.deepEqual(
         again.map((t) => t.value_norm),

@@ -253,6 +253,14 @@ export interface FreshnessRecord {
   at: string;
 }
 
+/** How fsck's integrity phase runs (see `integrity`). */
+export interface IntegrityOptions {
+  /** Check every revision, ignoring the marks of earlier runs (the marks are rewritten). */
+  full?: boolean;
+  /** Filled in by the check: lineages read and checked, and skipped as unchanged. */
+  stats?: { checked: number; skipped: number };
+}
+
 /** What an adapter's own integrity check found (fsck's first phase). */
 export interface IntegrityFinding {
   kind:
@@ -383,9 +391,12 @@ export interface Store {
    * The adapter's own integrity checks (fsck's first phase): the journal chain against its
    * anchor, every stored revision against the hash its journal entry recorded, revisions no
    * journal entry records, and — on stores with a derived index or files — stale index rows,
-   * orphan files, half-done writes and hand edits.
+   * orphan files, half-done writes and hand edits. Incremental unless `full`: the chain is
+   * always verified whole, but a lineage unchanged since it was last checked clean (the store
+   * keeps a mark of what it checked, saved at checkpoints so an interrupted run resumes) is
+   * not read again.
    */
-  integrity(): Promise<IntegrityFinding[]>;
+  integrity(opts?: IntegrityOptions): Promise<IntegrityFinding[]>;
   /** Re-derives what is derived about these lineages (index rows, lifecycle columns) from the truth. */
   reindex(ids: string[]): Promise<void>;
   rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport>;

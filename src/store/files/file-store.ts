@@ -25,6 +25,7 @@ import type {
   CommitRequest,
   FreshnessRecord,
   IntegrityFinding,
+  IntegrityOptions,
   JournalAnchor,
   JournalDamage,
   RepairReport,
@@ -382,8 +383,8 @@ export class FileStore implements Store {
    * no journal entry; index rows against the files; current files that differ from their
    * revision (hand edits); a commit left half done; unreadable proposal files.
    */
-  async integrity(): Promise<IntegrityFinding[]> {
-    return integrityFindings(this.parts, await this.verifyJournal());
+  async integrity(opts: IntegrityOptions = {}): Promise<IntegrityFinding[]> {
+    return integrityFindings(this.parts, await this.verifyJournal(), opts);
   }
 
   /** The bytes of a memory's current file, or null (hand-edit detection). */

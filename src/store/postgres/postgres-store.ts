@@ -21,6 +21,7 @@ import type {
   FreshnessRecord,
   InjectQuery,
   IntegrityFinding,
+  IntegrityOptions,
   JournalAnchor,
   JournalDamage,
   JournalQuery,
@@ -370,9 +371,9 @@ export class PostgresStore implements Store {
     });
   }
 
-  async integrity(): Promise<IntegrityFinding[]> {
+  async integrity(opts: IntegrityOptions = {}): Promise<IntegrityFinding[]> {
     const verified = await this.verifyJournal();
-    return integrityFindings(this.db, this.tenant, verified);
+    return integrityFindings(this.db, this.tenant, verified, opts);
   }
 
   async reindex(ids: string[]): Promise<void> {

@@ -265,6 +265,17 @@ ALTER TABLE tokens ADD COLUMN last_used_at timestamptz;
 INSERT INTO tenants(name) VALUES ('_operator') ON CONFLICT DO NOTHING;
 `,
   TOMBSTONE_GRAMS,
+  // 8 (as of writing): fsck's marks (store/postgres/integrity-rows.ts): each lineage checked
+  // clean, with the fingerprint (rows' xmin, journaled hashes) it had then. A cache of what was
+  // checked: losing it only makes the next fsck read everything.
+  `
+CREATE TABLE fsck_marks(
+  tenant_id text COLLATE "C" NOT NULL REFERENCES tenants(name),
+  lineage_id text COLLATE "C" NOT NULL,
+  fp text NOT NULL,
+  PRIMARY KEY (tenant_id, lineage_id)
+);
+`,
 ];
 
 /** Work a migration needs done in code, in its transaction, after its SQL (by version). */
@@ -274,7 +285,7 @@ const AFTER: Record<number, (client: pg.PoolClient) => Promise<void>> = {
 };
 
 /** Indexes every tombstone armed before tombstone_grams existed. */
-async function indexTombstones(client: pg.PoolClient): Promise<void> {
+export async function indexTombstones(client: Pick<pg.PoolClient, 'query'>): Promise<void> {
   const { rows } = await client.query<{
     tenant_id: string;
     scope: string;

@@ -303,12 +303,22 @@ export async function tombstoneCandidates(
   scope: string,
   probe: TombstoneProbe,
 ): Promise<Tombstone[]> {
+  // Index lookups only, one per gram and one per key found (LATERAL, collation "C" as the
+  // columns have it, so the planner cannot turn either into a scan of the tenant's tombstones):
+  // the latest event of each key, in the order `tombstones` lists them.
   const { rows } = await query<{ event: string; doc: string }>(
-    `SELECT DISTINCT ON (scope, key) event, doc FROM tombstone_events
-     WHERE tenant_id = $1 AND scope = $2 AND key IN (
-       SELECT key FROM tombstone_grams WHERE tenant_id = $1 AND scope = $2 AND gram = ANY($3::text[])
-       UNION ALL SELECT unnest($4::text[]))
-     ORDER BY scope, key, seq DESC`,
+    `WITH k AS (
+       SELECT g.key FROM unnest($3::text[]) AS q(gram), LATERAL (
+         SELECT key FROM tombstone_grams
+         WHERE tenant_id = $1 AND scope = $2 AND gram = q.gram COLLATE "C") g
+       UNION
+       SELECT unnest($4::text[]) COLLATE "C"
+     )
+     SELECT e.event, e.doc FROM k, LATERAL (
+       SELECT event, doc FROM tombstone_events
+       WHERE tenant_id = $1 AND scope = $2 AND key = k.key
+       ORDER BY seq DESC LIMIT 1) e
+     ORDER BY k.key COLLATE "C"`,
     [tenant, scope, probe.grams, probe.keys],
   );
   return rows.filter((r) => r.event === 'arm').map((r) => JSON.parse(r.doc) as Tombstone);

@@ -10,6 +10,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { FileStore } from '../src/store/files/file-store.js';
+import { CHECKPOINT_EVERY } from '../src/store/files/integrity.js';
 import { AGENT, HUMAN, PROJECT_A, cli, engineFor, gitRepo, testClock, tmpDir } from './helpers.js';
 
 const FSCK_KILL_CHILD = path.join(
@@ -131,6 +132,66 @@ describe('fsck', () => {
     assert.equal((await e.proposals({ state: 'pending' })).length, 4);
   });
 
+  it('an interrupted fsck resumes from its last checkpoint; an index row or current file changed after a clean run is found', async () => {
+    const dir = tmpDir();
+    let armed = true;
+    const store = await FileStore.open(dir, {
+      durable: false,
+      faultPoint: (name) => {
+        if (name === 'fsck_checkpoint' && armed) throw new Error('killed at a checkpoint');
+      },
+    });
+    const clock = testClock('2026-02-01T00:00:00.000Z');
+    const e = engineFor(store, PROJECT_A, clock);
+    const n = CHECKPOINT_EVERY + 50;
+    const ops = Array.from({ length: n }, (_, i) => ({
+      op: 'remember' as const,
+      type: 'fact',
+      abstract: `Worker ${i} drains queue ${i % 7}`,
+    }));
+    const ms = await e.apply(ops, HUMAN);
+    await assert.rejects(e.fsck(), /killed at a checkpoint/);
+    armed = false;
+    const resumed = await e.fsck();
+    assert.deepEqual(resumed.checked, {
+      full: false,
+      lineages_checked: n - CHECKPOINT_EVERY,
+      lineages_skipped: CHECKPOINT_EVERY,
+    });
+    assert.deepEqual(resumed.issues, []);
+    assert.equal((await e.fsck()).checked.lineages_checked, 0, 'an unchanged store reads nothing');
+    // After the clean run: an index row changed (the file is not), and a current file edited.
+    const db = new Database(path.join(dir, '.index', 'mneme.db'));
+    const row = db.prepare('SELECT doc FROM rev WHERE id = ?').get(ms[3]!.id) as { doc: string };
+    db.prepare('UPDATE rev SET doc = ? WHERE id = ?').run(
+      row.doc.replace('drains', 'fills'),
+      ms[3]!.id,
+    );
+    db.close();
+    const v = (await store.getLineage(ms[5]!.id))!.at(-1)!;
+    const cur = path.join(dir, 'memories', v.scope, v.type, `${v.slug}.md`);
+    fs.writeFileSync(cur, fs.readFileSync(cur, 'utf8').replace('drains', 'DRAINS'));
+    const found = await e.fsck();
+    assert.deepEqual(
+      found.issues
+        .map((i) => [
+          i.memory,
+          /index row/.test(i.message)
+            ? 'index'
+            : /edited outside/.test(i.message)
+              ? 'hand'
+              : i.message,
+        ])
+        .sort(),
+      [
+        [ms[3]!.id, 'index'],
+        [ms[5]!.id, 'hand'],
+      ].sort(),
+    );
+    assert.equal(found.checked.lineages_checked, 2);
+    await store.close();
+  });
+
   it('a tampered journal line is an integrity error; an untouched journal is not', async () => {
     const { dir, e, rem } = await fixture();
     await rem('First memory for the chain');
@@ -215,7 +276,8 @@ describe('fsck', () => {
     const scan = cli(['--json', 'fsck'], { home, cwd: repo });
     assert.equal(scan.code, 0, scan.stderr);
     const out = scan.json();
-    assert.deepEqual(Object.keys(out), ['issues']);
+    assert.deepEqual(Object.keys(out), ['issues', 'checked']);
+    assert.deepEqual(Object.keys(out.checked), ['full', 'lineages_checked', 'lineages_skipped']);
     const edits = out.issues.filter((i: { message: string }) => /edited outside/.test(i.message));
     assert.equal(edits.length, 2);
     for (const i of edits)

@@ -6,6 +6,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { tombstoneMatcher, tombstoneProbe } from '../src/core/normalize.js';
 import { SchemaRegistry } from '../src/core/schema.js';
 import type { Clock } from '../src/core/time.js';
 import { DISTILL_DEFAULTS } from '../src/engine/distill.js';
@@ -13,6 +15,7 @@ import { createEngine } from '../src/engine/engine.js';
 import type { Store } from '../src/store/port.js';
 import { projectFiles } from '../src/surfaces/source-files.js';
 import { AGENT, HUMAN, PROJECT_A, PROJECT_B, engineFor, gitRepo, testClock } from './helpers.js';
+import { checkedText, rejectedValue } from './tombstone-fuzz.js';
 
 export type StoreFactory = () => Promise<{
   store: Store;
@@ -452,7 +455,116 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       }
     });
 
+    // ---- fsck: incremental ---------------------------------------------------------------
+
+    it('fsck is incremental: an unchanged store reads nothing again, a revision damaged after a clean run is found, --full reads all', async () => {
+      const f = await fixture();
+      try {
+        const ms = [];
+        for (let i = 0; i < 4; i++)
+          ms.push(await remember(f.a, `Service ${i} listens on ${8000 + i}`));
+        const integrity = (r: {
+          issues: { id: string; phase: string; memory?: string; message: string }[];
+        }) => r.issues.filter((i) => i.phase === 'integrity');
+        const first = await f.a.fsck();
+        assert.deepEqual(integrity(first), []);
+        assert.deepEqual(first.checked, { full: false, lineages_checked: 4, lineages_skipped: 0 });
+        const again = await f.a.fsck();
+        assert.deepEqual(again.checked, { full: false, lineages_checked: 0, lineages_skipped: 4 });
+        await f.tamper(ms[1]!.id, 1);
+        const found = await f.a.fsck();
+        assert.ok(integrity(found).some((i) => /does not match the hash/.test(i.message)));
+        assert.deepEqual([...new Set(integrity(found).map((i) => i.memory))], [ms[1]!.id]);
+        assert.deepEqual(found.checked, { full: false, lineages_checked: 1, lineages_skipped: 3 });
+        // A lineage with a finding is not marked clean: the next run reads it (and reports it) again.
+        const still = await f.a.fsck();
+        assert.deepEqual(
+          integrity(still).map((i) => i.id),
+          integrity(found).map((i) => i.id),
+        );
+        assert.equal(still.checked.lineages_checked, 1);
+        const full = await f.a.fsck({ full: true });
+        assert.deepEqual(full.checked, { full: true, lineages_checked: 4, lineages_skipped: 0 });
+        assert.deepEqual(
+          integrity(full).map((i) => i.id),
+          integrity(found).map((i) => i.id),
+        );
+        // A new revision is read by the next run; the rest stays skipped.
+        await remember(f.a, 'Service 9 listens on 8009');
+        const grown = await f.a.fsck();
+        assert.deepEqual(grown.checked, { full: false, lineages_checked: 2, lineages_skipped: 3 });
+      } finally {
+        await f.cleanup();
+      }
+    });
+
     // ---- tombstones -----------------------------------------------------------------------
+
+    it('tombstones: the indexed lookup refuses exactly what the full scan refuses (fuzzed values)', async () => {
+      const f = await fixture();
+      try {
+        const values = [...new Set(fc.sample(rejectedValue, { numRuns: 80, seed: 17 }))];
+        const ops = values.map((value) => ({ op: 'arm' as const, value, scope: PROJECT_A }));
+        await f.a.apply(ops, HUMAN);
+        await f.b.apply([{ op: 'arm', value: values[0]!, scope: PROJECT_B }], HUMAN);
+        const all = await f.store.tombstones([PROJECT_A]);
+        assert.equal(all.length, values.length);
+        const full = tombstoneMatcher(all, PROJECT_A);
+        const texts = fc.sample(checkedText(values), { numRuns: 400, seed: 17 });
+        let hits = 0;
+        let narrowed = 0;
+        for (const text of texts) {
+          const probe = tombstoneProbe(PROJECT_A, [text], [text]);
+          const got = await f.store.tombstoneCandidates(PROJECT_A, probe);
+          assert.ok(
+            got.every((t) => t.scope === PROJECT_A),
+            'only the scope asked for',
+          );
+          const m = tombstoneMatcher(got, PROJECT_A);
+          assert.equal(m.value(text)?.key ?? null, full.value(text)?.key ?? null, text);
+          assert.equal(m.passage(text)?.key ?? null, full.passage(text)?.key ?? null, text);
+          if (full.value(text) || full.passage(text)) hits++;
+          if (got.length < all.length / 2) narrowed++;
+        }
+        assert.ok(hits > 50 && hits < texts.length, `some refused, some not (${hits})`);
+        assert.ok(narrowed > texts.length / 2, `the lookup reads few tombstones (${narrowed})`);
+        // Through the write gate: a respelling is refused, another number is stored.
+        const v = 'the staging database password rotates every 90 days';
+        await f.a.apply([{ op: 'arm', value: v, scope: PROJECT_A }], HUMAN);
+        await assert.rejects(
+          f.a.apply(
+            [
+              {
+                op: 'remember',
+                type: 'fact',
+                abstract: 'Stag1ng data base passw0rd rotates every 90 days',
+              },
+            ],
+            AGENT,
+          ),
+          refused,
+        );
+        await assert.rejects(
+          f.a.apply(
+            [{ op: 'remember', type: 'fact', abstract: 'Rotation', body: `Per ops: ${v}.` }],
+            AGENT,
+          ),
+          refused,
+        );
+        await remember(f.a, 'the staging database password rotates every 30 days');
+        // A lifted tombstone is no longer found by its key or its gram.
+        const key = (await f.store.tombstones([PROJECT_A])).find((t) => t.value_norm === v)!.key;
+        await f.a.apply([{ op: 'lift', key, scope: PROJECT_A }], HUMAN);
+        const after = await f.store.tombstoneCandidates(PROJECT_A, tombstoneProbe(PROJECT_A, [v]));
+        assert.equal(
+          after.some((t) => t.key === key),
+          false,
+        );
+        await remember(f.a, v);
+      } finally {
+        await f.cleanup();
+      }
+    });
 
     it('tombstones: a corrected value is refused again in its project, not elsewhere; lifting lets it back', async () => {
       const f = await fixture();

@@ -72,6 +72,9 @@ async function main() {
   const s1 = await measure(() => e.sleep());
   const s2 = await measure(() => e.sleep());
   const f1 = await measure(() => e.fsck());
+  // Incremental by default: the second run, on an unchanged store, reads no revision again.
+  const f2 = await measure(() => e.fsck());
+  const f3 = await measure(() => e.fsck({ full: true }));
   const result = {
     bench: 'maintenance',
     at: new Date().toISOString(),
@@ -86,6 +89,9 @@ async function main() {
     sleep_idle_changed: s2.r.changed,
     fsck_ms: f1.ms,
     fsck_issues: f1.r.issues.length,
+    fsck_unchanged_ms: f2.ms,
+    fsck_unchanged_checked: f2.r.checked,
+    fsck_full_ms: f3.ms,
   };
   const text = `${JSON.stringify(result, null, 2)}\n`;
   if (out) {

@@ -373,6 +373,62 @@ export function tombstoneMatcher(
   };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Indexed lookup. Every way a text runs into a value tombstone other than its exact key passes
+// the prefilter first: each of the tombstone's probes is a substring of the text's compact form
+// (a passage's sentences and paragraphs are slices of its tokens, so their compact forms are
+// substrings of the whole passage's). A store indexes a tombstone under the first
+// TOMBSTONE_GRAM_CHARS characters of its longest probe, and a write looks up every substring of
+// up to that many characters of its texts' compact forms, plus their exact keys: the tombstones
+// found are a superset of those the full scan could match, so the matcher built over them (in
+// the store's own order) refuses exactly what the full scan refuses, at a cost set by the
+// texts' length, not by how many tombstones the scope holds.
+// ---------------------------------------------------------------------------------------------
+
+/** How many leading characters of a tombstone's longest probe its index entry holds. */
+export const TOMBSTONE_GRAM_CHARS = 6;
+
+/**
+ * The index entry of a tombstone (see above). '' — looked up by every text — for a purged
+ * tombstone (it keeps no readable word) and for a value without content words (only its exact
+ * form can match, and its probes are empty).
+ */
+export function tombstoneGram(t: Tombstone): string {
+  if (t.kind !== 'value') return '';
+  let longest: string[] = [];
+  for (const p of prepareRejected(t).probes) {
+    const chars = [...p];
+    if (chars.length > longest.length) longest = chars;
+  }
+  return longest.slice(0, TOMBSTONE_GRAM_CHARS).join('');
+}
+
+/** What an indexed lookup is given: the texts' exact keys and their compact forms' grams. */
+export interface TombstoneProbe {
+  keys: string[];
+  /** Every substring of up to TOMBSTONE_GRAM_CHARS characters of a compact form, '' included. */
+  grams: string[];
+}
+
+/** The probe for checking `values` (as values) and `passages` (as passages) in `scope`. */
+export function tombstoneProbe(
+  scope: string,
+  values: readonly string[],
+  passages: readonly string[] = [],
+): TombstoneProbe {
+  const keys = new Set(values.map((v) => tombstoneKey(scope, v)));
+  const grams = new Set<string>(['']);
+  for (const text of [...values, ...passages]) {
+    const chars = [...compactOf(tokenize(text))];
+    for (let i = 0; i < chars.length; i++) {
+      let g = '';
+      for (let k = i; k < i + TOMBSTONE_GRAM_CHARS && k < chars.length; k++)
+        grams.add((g += chars[k]));
+    }
+  }
+  return { keys: [...keys], grams: [...grams] };
+}
+
 /** The tombstone `text` runs into in `scope`: exact key first, then a near-duplicate. */
 export function matchTombstone(
   tombstones: readonly Tombstone[],
@@ -675,15 +731,28 @@ function splitPassage(tokens: Token[]): { paragraphs: Piece[]; others: Piece[] }
   return { paragraphs: paragraphs.map(toPiece), others: others.map(toPiece) };
 }
 
+/**
+ * Prepared rejected values by value_norm (a pure function of it, so shared): a long-lived
+ * process (a server, an MCP session) analyses each tombstone once, not on every write. Bounded:
+ * cleared when it outgrows REJECTED_MEMO_MAX.
+ */
+const rejectedMemo = new Map<string, Rejected>();
+const REJECTED_MEMO_MAX = 100_000;
+
 function prepareRejected(t: Tombstone): Rejected {
+  const memo = rejectedMemo.get(t.value_norm);
+  if (memo) return memo;
   const analysis = analyse(t.value_norm);
   let vocab: Vocabulary | null = null;
-  return {
+  const r: Rejected = {
     vocabulary: () => (vocab ??= vocabulary(analysis.norm)),
     analysis,
     probes: [...analysis.content].map((w) => foldLeet(w.replace(/y$/, ''))),
     run: contentWords([{ text: analysis.norm, brk: Break.None, normal: true }]).map((w) => w.word),
   };
+  if (rejectedMemo.size >= REJECTED_MEMO_MAX) rejectedMemo.clear();
+  rejectedMemo.set(t.value_norm, r);
+  return r;
 }
 
 /** Does the candidate restate the rejected value, as written or once respellings are undone? */

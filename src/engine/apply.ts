@@ -228,7 +228,9 @@ export async function applyLocked(ctx: EngineContext, op: Op, actor: Actor): Pro
       if (!readableScopes(ctx.binding).includes(op.scope))
         throw new MnemeError('refused', `cannot arm a tombstone in scope ${op.scope} from here`);
       const t = armTombstone(op.value, op.scope, actor, now, 'import', null, op.reason ?? null);
-      const armed = await ctx.store.tombstones([op.scope]);
+      // Its own key, and what the '' gram indexes (purged values among them): flat in how
+      // many tombstones the scope holds.
+      const armed = await ctx.store.tombstoneCandidates(op.scope, { keys: [t.key], grams: [''] });
       if (armed.some((x) => x.key === t.key))
         return { op: op.op, id: '', rev: 0, seq: null, unchanged: true };
       // A purged value is guarded already, by keyed hashes: arming it again in clear (an older

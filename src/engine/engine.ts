@@ -22,7 +22,7 @@ import { indexVectors, vectorStatus, type FillReport } from './vector.js';
 // What a surface may name from the engine: types of its operations' inputs and outputs.
 export type { Binding, EngineContext, SourceFiles } from './context.js';
 export type { DistillLimits, DistillOptions, DistillReport, Executor } from './distill.js';
-export type { FsckIssue, FsckOptions, FsckReport, FixOutcome, Phase } from './fsck.js';
+export type { FsckChecked, FsckIssue, FsckOptions, FsckReport, FixOutcome, Phase } from './fsck.js';
 export type { InjectOptions, InjectResult, PromptInjectOptions } from './inject.js';
 export type { BrowseFilters, MemoryRow } from './browse-filters.js';
 export { FRESHNESS_FILTERS, STATUS_FILTERS } from './browse-filters.js';

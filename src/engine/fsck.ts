@@ -6,10 +6,13 @@
 // issues through the write path as actor `fsck`, each followed by an `fsck_fix` checkpoint entry;
 // every fix op carries an idempotency key derived from the issue, so a run killed between the
 // fix and its checkpoint replays instead of repeating. Destructive fixes only open proposals.
+// The integrity phase is incremental unless `full` (the store skips what is unchanged since it
+// was last checked clean, and checkpoints its marks so an interrupted run resumes); the other
+// phases read the current memories, already in hand, and run whole.
 import { sha256 } from '../core/hash.js';
 import { normalizedValue } from '../core/consolidate.js';
 import { LIMITS } from '../core/limits.js';
-import { matchTombstone } from '../core/normalize.js';
+import { tombstoneMatcher, type TombstoneMatcher } from '../core/normalize.js';
 import { purgeKeyed } from './rejected-here.js';
 import { screenText } from '../core/screen.js';
 import type { InjectionRule } from '../core/screen-rules.js';
@@ -38,11 +41,21 @@ type Plan = { ops: Record<string, unknown>[] } | { reindex: string[] };
 export interface FsckOptions {
   /** Injection rules added to today's screen (a pattern learned after memories were stored). */
   extraRules?: readonly InjectionRule[];
+  /** Check every revision, not only what changed since the last clean run. */
+  full?: boolean;
+}
+
+/** What the integrity phase read: lineages checked, and skipped as unchanged since checked clean. */
+export interface FsckChecked {
+  full: boolean;
+  lineages_checked: number;
+  lineages_skipped: number;
 }
 
 export interface FsckReport {
   issues: FsckIssue[];
   plans: Map<string, Plan>;
+  checked: FsckChecked;
 }
 
 const issueId = (phase: string, memory: string | undefined, kind: string, rev?: number) =>
@@ -68,7 +81,9 @@ export async function fsck(ctx: EngineContext, opts: FsckOptions = {}): Promise<
   const inScope = new Set(memories.map((m) => m.id));
 
   // 1. integrity
-  for (const f of await ctx.store.integrity()) {
+  const stats = { checked: 0, skipped: 0 };
+  const full = opts.full === true;
+  for (const f of await ctx.store.integrity({ full, stats })) {
     // Another project's memories are not this run's business (scope is enforced here too).
     if (f.memory && !inScope.has(f.memory)) {
       const lineage = await ctx.store.getLineage(f.memory);
@@ -233,9 +248,16 @@ export async function fsck(ctx: EngineContext, opts: FsckOptions = {}): Promise<
   // 5. tombstones: an active memory that matches a rejected value of its scope.
   const tombstones = await ctx.store.tombstones(scopes);
   const keyed = tombstones.length > 0 ? await purgeKeyed(ctx, tombstones) : null;
+  // One matcher per scope, prepared once (not once per memory).
+  const matchers = new Map<string, TombstoneMatcher>();
+  const matcherOf = (scope: string) => {
+    let m = matchers.get(scope);
+    if (!m) matchers.set(scope, (m = tombstoneMatcher(tombstones, scope, keyed)));
+    return m;
+  };
   if (tombstones.length > 0)
     for (const m of memories) {
-      const hit = matchTombstone(tombstones, m.scope, m.abstract, keyed);
+      const hit = matcherOf(m.scope).value(m.abstract);
       if (!hit) continue;
       add(
         'tombstones',
@@ -290,7 +312,11 @@ export async function fsck(ctx: EngineContext, opts: FsckOptions = {}): Promise<
         m.rev,
       );
   }
-  return { issues, plans };
+  return {
+    issues,
+    plans,
+    checked: { full, lineages_checked: stats.checked, lineages_skipped: stats.skipped },
+  };
 }
 
 function proposeOp(

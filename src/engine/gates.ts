@@ -7,6 +7,7 @@ import {
   tombstoneMatcher,
   normalizeValue,
   tombstoneKey,
+  tombstoneProbe,
   type Tombstone,
 } from '../core/normalize.js';
 import { screenText, type ScreenFinding } from '../core/screen.js';
@@ -78,7 +79,9 @@ function refusal(hit: Tombstone, where: string | null): MnemeError {
 
 /**
  * Refuses a value that matches an armed tombstone of its scope: `values` (an abstract, a tag)
- * must not restate it, `passages` (a body, a field value) must not repeat it anywhere.
+ * must not restate it, `passages` (a body, a field value) must not repeat it anywhere. Reads
+ * only the tombstones these texts could run into (the store's lookup index, core/normalize.ts
+ * "Indexed lookup"): the same refusals as a scan of them all, at a cost flat in their number.
  */
 export async function checkTombstones(
   ctx: EngineContext,
@@ -86,7 +89,12 @@ export async function checkTombstones(
   values: string[],
   passages: Passage[] = [],
 ): Promise<void> {
-  const tombstones = await ctx.store.tombstones([scope]);
+  const probe = tombstoneProbe(
+    scope,
+    values,
+    passages.map((p) => p.text),
+  );
+  const tombstones = await ctx.store.tombstoneCandidates(scope, probe);
   if (tombstones.length === 0) return;
   const match = tombstoneMatcher(tombstones, scope, await purgeKeyed(ctx, tombstones));
   for (const text of values) {

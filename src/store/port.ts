@@ -15,7 +15,7 @@ import type {
   JournalEntry,
   PassphraseRecord,
 } from '../core/journal.js';
-import type { Tombstone } from '../core/normalize.js';
+import type { Tombstone, TombstoneProbe } from '../core/normalize.js';
 import type { Proposal } from '../core/proposal.js';
 import type { RankingModel } from '../core/ranking.js';
 import type { QueryTerm } from '../core/text.js';
@@ -307,6 +307,14 @@ export interface FreshnessRecord {
   at: string;
 }
 
+/** How fsck's integrity phase runs (see `integrity`). */
+export interface IntegrityOptions {
+  /** Check every revision, ignoring the marks of earlier runs (the marks are rewritten). */
+  full?: boolean;
+  /** Filled in by the check: lineages read and checked, and skipped as unchanged. */
+  stats?: { checked: number; skipped: number };
+}
+
 /** What an adapter's own integrity check found (fsck's first phase). */
 export interface IntegrityFinding {
   kind:
@@ -389,6 +397,12 @@ export interface Store {
   journal(q: JournalQuery): Promise<JournalEntry[]>;
   /** Armed (not lifted) tombstones of the given scopes. */
   tombstones(scopes: string[]): Promise<Tombstone[]>;
+  /**
+   * The armed tombstones of `scope` that texts with this probe could run into (core/normalize.ts,
+   * "Indexed lookup"): those keyed by one of its keys or indexed under one of its grams, in the
+   * order `tombstones` lists them. Its cost follows the probe's size, not the scope's tombstones.
+   */
+  tombstoneCandidates(scope: string, probe: TombstoneProbe): Promise<Tombstone[]>;
   proposals(q: ProposalQuery): Promise<Proposal[]>;
   /** The usage log (state, not cache), oldest first. */
   usage(opts?: { since?: string }): Promise<UsageEvent[]>;
@@ -439,9 +453,12 @@ export interface Store {
    * The adapter's own integrity checks (fsck's first phase): the journal chain against its
    * anchor, every stored revision against the hash its journal entry recorded, revisions no
    * journal entry records, and — on stores with a derived index or files — stale index rows,
-   * orphan files, half-done writes and hand edits.
+   * orphan files, half-done writes and hand edits. Incremental unless `full`: the chain is
+   * always verified whole, but a lineage unchanged since it was last checked clean (the store
+   * keeps a mark of what it checked, saved at checkpoints so an interrupted run resumes) is
+   * not read again.
    */
-  integrity(): Promise<IntegrityFinding[]>;
+  integrity(opts?: IntegrityOptions): Promise<IntegrityFinding[]>;
   /** Re-derives what is derived about these lineages (index rows, lifecycle columns) from the truth. */
   reindex(ids: string[]): Promise<void>;
   rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport>;

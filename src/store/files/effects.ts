@@ -1,9 +1,10 @@
 // The effects a commit writes after its journal line (idempotent, so recovery can redo them):
 // a tombstone event appended to tombstones.jsonl and a proposal file under proposals/; and
-// reading them back (TombstoneLog caches the armed tombstones until the file's size changes).
+// reading them back (TombstoneLog caches the armed tombstones until the file's size changes,
+// with the lookup index over them, core/normalize.ts "Indexed lookup", built on first use).
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Tombstone } from '../../core/normalize.js';
+import { tombstoneGram, type Tombstone, type TombstoneProbe } from '../../core/normalize.js';
 import type { Proposal } from '../../core/proposal.js';
 import type { CommitRequest, ProposalQuery } from '../port.js';
 import { appendDurable, readIfExists, writeFileAtomic } from './atomic.js';
@@ -11,8 +12,29 @@ import { safeReaddir } from './dirs.js';
 import type { Layout } from './layout.js';
 import type { StagedCommit } from './parts.js';
 
+/** An armed tombstone as the log holds it: `seq` orders the list as the file's events did. */
+interface Armed {
+  t: Tombstone;
+  seq: number;
+  /** Its lookup gram (core/normalize.ts "Indexed lookup"), computed on first lookup. */
+  gram?: string;
+}
+
+interface Cache {
+  /** The file's size this cache reflects. */
+  size: number;
+  /** scope NUL key → the armed tombstone, in the order `armed` lists them. */
+  armed: Map<string, Armed>;
+  next: number;
+  list: Tombstone[] | null;
+  /** scope NUL gram → scope NUL key, built on the first lookup and kept current after. */
+  byGram: Map<string, Set<string>> | null;
+}
+
+type Event = { event?: string } & Partial<Tombstone>;
+
 export class TombstoneLog {
-  private cache: { size: number; list: Tombstone[] } | null = null;
+  private cache: Cache | null = null;
 
   constructor(
     private readonly file: string,
@@ -27,8 +49,22 @@ export class TombstoneLog {
         : { event: 'lift', ...tombstone.lift };
     const text = JSON.stringify(line);
     const existing = readIfExists(this.file) ?? '';
-    if (!existing.split('\n').includes(text)) appendDurable(this.file, `${text}\n`, this.durable);
+    if (existing.split('\n').includes(text)) return;
+    // The cache follows the append when it reflected the whole file (and no torn line precedes
+    // the new one); otherwise the next read parses the file again.
+    const current =
+      this.cache !== null &&
+      this.cache.size === Buffer.byteLength(existing) &&
+      (existing === '' || existing.endsWith('\n'))
+        ? this.cache
+        : null;
     this.cache = null;
+    appendDurable(this.file, `${text}\n`, this.durable);
+    if (current) {
+      apply(current, JSON.parse(text) as Event);
+      current.size += Buffer.byteLength(`${text}\n`);
+      this.cache = current;
+    }
   }
 
   /** Forgets the cached list (the file was rewritten: a purge). */
@@ -36,35 +72,84 @@ export class TombstoneLog {
     this.cache = null;
   }
 
-  /** The tombstones armed (and not lifted) in these scopes. */
-  armed(scopes: string[]): Tombstone[] {
+  private load(): Cache | null {
     let size = 0;
     try {
       size = fs.statSync(this.file).size;
     } catch {
-      return [];
+      this.cache = null;
+      return null;
     }
     if (!this.cache || this.cache.size !== size) {
-      const armed = new Map<string, Tombstone>();
+      const cache: Cache = { size, armed: new Map(), next: 0, list: null, byGram: null };
       for (const line of (readIfExists(this.file) ?? '').split('\n')) {
         if (line.trim() === '') continue;
-        let ev: { event?: string } & Partial<Tombstone>;
+        let ev: Event;
         try {
           ev = JSON.parse(line);
         } catch {
           continue; // a torn last line from a crash: never committed
         }
-        const k = `${ev.scope}\u0000${ev.key}`;
-        if (ev.event === 'arm') {
-          const { event: _e, ...t } = ev;
-          armed.set(k, t as Tombstone);
-        } else if (ev.event === 'lift') armed.delete(k);
+        apply(cache, ev);
       }
-      this.cache = { size, list: [...armed.values()] };
+      this.cache = cache;
     }
-    const want = new Set(scopes);
-    return this.cache.list.filter((t) => want.has(t.scope));
+    return this.cache;
   }
+
+  /** The tombstones armed (and not lifted) in these scopes. */
+  armed(scopes: string[]): Tombstone[] {
+    const cache = this.load();
+    if (!cache) return [];
+    cache.list ??= [...cache.armed.values()].map((a) => a.t);
+    const want = new Set(scopes);
+    return cache.list.filter((t) => want.has(t.scope));
+  }
+
+  /** The armed tombstones of `scope` the probe finds, in the order `armed` lists them. */
+  candidates(scope: string, probe: TombstoneProbe): Tombstone[] {
+    const cache = this.load();
+    if (!cache || cache.armed.size === 0) return [];
+    if (!cache.byGram) {
+      cache.byGram = new Map();
+      for (const [k, a] of cache.armed) indexGram(cache.byGram, k, a);
+    }
+    const found = new Map<string, Armed>();
+    const take = (k: string) => {
+      const a = cache.armed.get(k);
+      if (a) found.set(k, a);
+    };
+    for (const key of probe.keys) take(`${scope}\u0000${key}`);
+    for (const g of probe.grams)
+      for (const k of cache.byGram.get(`${scope}\u0000${g}`) ?? []) take(k);
+    return [...found.values()].sort((a, b) => a.seq - b.seq).map((a) => a.t);
+  }
+}
+
+function indexGram(byGram: Map<string, Set<string>>, k: string, a: Armed): void {
+  a.gram ??= tombstoneGram(a.t);
+  const g = `${a.t.scope}\u0000${a.gram}`;
+  const keys = byGram.get(g);
+  if (keys) keys.add(k);
+  else byGram.set(g, new Set([k]));
+}
+
+/** One arm or lift event applied to the cache (a re-arm keeps its place, as a Map does). */
+function apply(cache: Cache, ev: Event): void {
+  const k = `${ev.scope}\u0000${ev.key}`;
+  const prev = cache.armed.get(k);
+  if (ev.event !== 'arm' && ev.event !== 'lift') return;
+  if (prev && cache.byGram) {
+    const g = `${prev.t.scope}\u0000${prev.gram ?? tombstoneGram(prev.t)}`;
+    cache.byGram.get(g)?.delete(k);
+  }
+  if (ev.event === 'arm') {
+    const { event: _e, ...t } = ev;
+    const a: Armed = { t: t as Tombstone, seq: prev?.seq ?? cache.next++ };
+    cache.armed.set(k, a);
+    if (cache.byGram) indexGram(cache.byGram, k, a);
+  } else cache.armed.delete(k);
+  cache.list = null;
 }
 
 /** Tombstone and proposal files, written after the journal line (idempotent on redo). */

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { MnemeError } from '../../core/errors.js';
 import { sha256 } from '../../core/hash.js';
 import type { JournalEntry } from '../../core/journal.js';
-import type { Tombstone } from '../../core/normalize.js';
+import type { Tombstone, TombstoneProbe } from '../../core/normalize.js';
 import type { Proposal } from '../../core/proposal.js';
 import { serializeRevision } from '../../core/markdown.js';
 import type { QueryTerm } from '../../core/text.js';
@@ -26,6 +26,7 @@ import type {
   CommitRequest,
   FreshnessRecord,
   IntegrityFinding,
+  IntegrityOptions,
   JournalAnchor,
   JournalDamage,
   RepairReport,
@@ -376,6 +377,10 @@ export class FileStore implements Store {
     return withStagedTombstones(this.parts.tombstones.armed(scopes), this.staged(), scopes);
   }
 
+  async tombstoneCandidates(scope: string, probe: TombstoneProbe): Promise<Tombstone[]> {
+    return this.parts.tombstones.candidates(scope, probe);
+  }
+
   async proposals(q: ProposalQuery): Promise<Proposal[]> {
     await this.catchUp();
     return withStagedProposals(readProposals(this.layout.proposalsDir, q), this.staged(), q);
@@ -492,8 +497,8 @@ export class FileStore implements Store {
    * no journal entry; index rows against the files; current files that differ from their
    * revision (hand edits); a commit left half done; unreadable proposal files.
    */
-  async integrity(): Promise<IntegrityFinding[]> {
-    return integrityFindings(this.parts, await this.verifyJournal());
+  async integrity(opts: IntegrityOptions = {}): Promise<IntegrityFinding[]> {
+    return integrityFindings(this.parts, await this.verifyJournal(), opts);
   }
 
   /** The bytes of a memory's current file, or null (hand-edit detection). */

@@ -53,9 +53,11 @@ export function handEditFindings(
   currentByPath: Map<string, Revision>,
   withheldIds: Set<string>,
   out: IntegrityFinding[],
+  /** Current files already accounted for (unchanged since a clean fsck): not read again. */
+  skip: ReadonlySet<string> = new Set(),
 ): void {
   walk(layout.memoriesDir, (f) => {
-    if (!f.endsWith('.md')) return;
+    if (!f.endsWith('.md') || skip.has(f)) return;
     const rel = path.relative(layout.root, f);
     const text = readIfExists(f) ?? '';
     const recorded = currentByPath.get(f);

@@ -15,6 +15,7 @@ import {
   type PassphraseRecord,
 } from '../../core/journal.js';
 import { deriveLineage } from '../../core/lineage.js';
+import { tombstoneGram } from '../../core/normalize.js';
 import { toRevision } from '../../core/revision.js';
 import type { Revision } from '../../core/types.js';
 import type { CommitRequest } from '../port.js';
@@ -164,6 +165,11 @@ export async function commitIn(
     ctes.push(`te AS (INSERT INTO tombstone_events(tenant_id, journal_seq, event, scope, key, doc)
       SELECT ${tenant}, seq, ${[event, scope, key, JSON.stringify(doc)].map((v) => p.add(v)).join(', ')}
       FROM j)`);
+    // Its entry in the lookup index (a lift leaves it: the lookup reads the latest event).
+    if ('arm' in req.tombstone)
+      ctes.push(`tg AS (INSERT INTO tombstone_grams(tenant_id, scope, gram, key)
+        SELECT ${tenant}, ${[scope, tombstoneGram(req.tombstone.arm), key].map((v) => p.add(v)).join(', ')}
+        FROM j ON CONFLICT DO NOTHING)`);
   }
   if (req.proposal) {
     const pr = req.proposal;

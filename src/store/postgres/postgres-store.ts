@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { MnemeError } from '../../core/errors.js';
 import type { JournalEntry } from '../../core/journal.js';
-import type { Tombstone } from '../../core/normalize.js';
+import type { Tombstone, TombstoneProbe } from '../../core/normalize.js';
 import type { Proposal } from '../../core/proposal.js';
 import type { QueryTerm } from '../../core/text.js';
 import type { RevisionView } from '../../core/types.js';
@@ -21,6 +21,7 @@ import type {
   FreshnessRecord,
   InjectQuery,
   IntegrityFinding,
+  IntegrityOptions,
   JournalAnchor,
   JournalDamage,
   JournalQuery,
@@ -420,6 +421,10 @@ export class PostgresStore implements Store {
     return [...got];
   }
 
+  async tombstoneCandidates(scope: string, probe: TombstoneProbe): Promise<Tombstone[]> {
+    return reads.tombstoneCandidates(this.query, this.tenant, scope, probe);
+  }
+
   async proposals(q: ProposalQuery): Promise<Proposal[]> {
     return reads.proposals(this.query, this.tenant, q);
   }
@@ -527,9 +532,9 @@ export class PostgresStore implements Store {
     });
   }
 
-  async integrity(): Promise<IntegrityFinding[]> {
+  async integrity(opts: IntegrityOptions = {}): Promise<IntegrityFinding[]> {
     const verified = await this.verifyJournal();
-    return integrityFindings(this.db, this.tenant, verified);
+    return integrityFindings(this.db, this.tenant, verified, opts);
   }
 
   async reindex(ids: string[]): Promise<void> {

@@ -78,6 +78,12 @@ export async function purgeIn(
          AND doc NOT LIKE '%"kind":"purged"%'`,
       [t, drop],
     );
+    await c.query(
+      `DELETE FROM tombstone_grams g WHERE tenant_id = $1 AND key = ANY($2::text[])
+         AND NOT EXISTS (SELECT 1 FROM tombstone_events e
+                         WHERE e.tenant_id = g.tenant_id AND e.scope = g.scope AND e.key = g.key)`,
+      [t, drop],
+    );
     places.add('table:tombstone_events');
   }
 

@@ -4,10 +4,25 @@
 // embedded index. Revision rows are the truth; their lifecycle columns are derived (lineage.ts).
 import type pg from 'pg';
 import { MnemeError } from '../../core/errors.js';
+import { tombstoneGram, type Tombstone } from '../../core/normalize.js';
 import type { Revision } from '../../core/types.js';
 import { ftsColumns } from './sql.js';
 
 /** Each entry is one migration; never edit a shipped one, append a new one. */
+// 10: the tombstone lookup index (core/normalize.ts, "Indexed lookup"): each armed
+// tombstone under the gram of its longest probe, so a write reads only the tombstones its texts
+// could run into. Rows are only added (a lift is read from tombstone_events); the tombstones
+// armed before are indexed in code after the SQL (indexTombstones).
+const TOMBSTONE_GRAMS = `
+CREATE TABLE tombstone_grams(
+  tenant_id text COLLATE "C" NOT NULL REFERENCES tenants(name),
+  scope text COLLATE "C" NOT NULL,
+  gram text COLLATE "C" NOT NULL,
+  key text COLLATE "C" NOT NULL,
+  PRIMARY KEY (tenant_id, scope, gram, key)
+);
+`;
+
 export const MIGRATIONS: readonly string[] = [
   // 1: tenants, tokens, memories and revisions with full-text search, the journal, tombstones,
   // proposals, usage, weights and the session archive.
@@ -427,10 +442,49 @@ EXCEPTION WHEN OTHERS THEN
 END
 $f$;
 `,
+  TOMBSTONE_GRAMS,
+  // 11: fsck's marks (store/postgres/integrity-rows.ts): each lineage checked
+  // clean, with the fingerprint (rows' xmin, journaled hashes) it had then. A cache of what was
+  // checked: losing it only makes the next fsck read everything.
+  `
+CREATE TABLE fsck_marks(
+  tenant_id text COLLATE "C" NOT NULL REFERENCES tenants(name),
+  lineage_id text COLLATE "C" NOT NULL,
+  fp text NOT NULL,
+  PRIMARY KEY (tenant_id, lineage_id)
+);
+`,
 ];
 
 /** Work a migration needs done in code, in its transaction, after its SQL (by version). */
-const AFTER: Record<number, (client: pg.PoolClient) => Promise<void>> = { 4: retokenize };
+const AFTER: Record<number, (client: pg.PoolClient) => Promise<void>> = {
+  4: retokenize,
+  [MIGRATIONS.indexOf(TOMBSTONE_GRAMS) + 1]: indexTombstones,
+};
+
+/** Indexes every tombstone armed before tombstone_grams existed. */
+export async function indexTombstones(client: Pick<pg.PoolClient, 'query'>): Promise<void> {
+  const { rows } = await client.query<{
+    tenant_id: string;
+    scope: string;
+    key: string;
+    doc: string;
+  }>("SELECT tenant_id, scope, key, doc FROM tombstone_events WHERE event = 'arm'");
+  for (let i = 0; i < rows.length; i += 500) {
+    const batch = rows.slice(i, i + 500);
+    await client.query(
+      `INSERT INTO tombstone_grams(tenant_id, scope, gram, key)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
+       ON CONFLICT DO NOTHING`,
+      [
+        batch.map((r) => r.tenant_id),
+        batch.map((r) => r.scope),
+        batch.map((r) => tombstoneGram(JSON.parse(r.doc) as Tombstone)),
+        batch.map((r) => r.key),
+      ],
+    );
+  }
+}
 
 /** Rewrites every revision's full-text columns from its document (migration 4). */
 async function retokenize(client: pg.PoolClient): Promise<void> {

@@ -2,7 +2,7 @@
 // work through the one write path (actors `sleep` and `fsck`); this layer schedules, prints and
 // writes the readable reports under <store>/reports/.
 import { MnemeError } from '../../core/errors.js';
-import { PHASES, type FsckIssue } from '../../engine/engine.js';
+import { PHASES, type FsckChecked, type FsckIssue } from '../../engine/engine.js';
 import { tryAcquire, release } from '../hooks/single-flight.js';
 import { localRoot } from '../open.js';
 import { writeReport } from '../reports.js';
@@ -16,6 +16,13 @@ const parseCap = (v: string) => {
     throw new MnemeError('invalid', `--cap must be ≥ 0, not "${v}"`);
   return n;
 };
+
+/** The line that says how much of the store the integrity phase read. */
+export function checkedText(c: FsckChecked): string {
+  return c.full
+    ? `integrity: ${c.lineages_checked} memories checked (--full)`
+    : `integrity: ${c.lineages_checked} memories checked, ${c.lineages_skipped} unchanged since the last clean run (--full checks all)`;
+}
 
 export function fsckText(issues: FsckIssue[]): string {
   if (issues.length === 0) return 'fsck: no issues';
@@ -85,7 +92,8 @@ export function registerMaintenance(c: CliContext): void {
     .command('fsck')
     .description('check the store: integrity, security, duplicates, quality, tombstones, sources')
     .option('--fix <ids...>', 'apply the fixes of these issues (through the write path)')
-    .action(async (o: { fix?: string[] }) => {
+    .option('--full', 'check every revision, not only what changed since the last clean run')
+    .action(async (o: { fix?: string[]; full?: boolean }) => {
       const engine = await c.engine();
       if (o.fix) {
         const fixes = await engine.fsckFix(o.fix);
@@ -94,14 +102,14 @@ export function registerMaintenance(c: CliContext): void {
           throw new ExitCode(2);
         return;
       }
-      const { issues } = await engine.fsck();
+      const { issues, checked } = await engine.fsck({ full: o.full === true });
       const at = engine.now();
       try {
         writeReport(root(), 'fsck', at, `# fsck ${at}\n\n\`\`\`\n${fsckText(issues)}\n\`\`\`\n`);
       } catch {
         /* the report is a convenience; the issues are printed */
       }
-      c.out({ issues }, () => fsckText(issues));
+      c.out({ issues, checked }, () => `${fsckText(issues)}\n${checkedText(checked)}`);
       if (issues.some((i) => i.severity === 'error')) throw new ExitCode(2);
     });
 

@@ -1,0 +1,146 @@
+// The indexed tombstone lookup (core/normalize.ts, "Indexed lookup") refuses exactly what the
+// full scan refuses: over fuzzed sets of rejected values and fuzzed texts (respellings, bodies,
+// controls), the matcher built over the tombstones a store's index would return (by exact key
+// or by gram) gives the same answer, as a value and as a passage, as the matcher over them all.
+// Each run also shows refusals and acceptances happen, so the equality is not vacuous. The
+// stores' own indexes are held to the same equivalence by the conformance suite.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import {
+  normalizeValue,
+  tombstoneGram,
+  tombstoneKey,
+  tombstoneMatcher,
+  tombstoneProbe,
+  type Tombstone,
+} from '../src/core/normalize.js';
+import pg from 'pg';
+import { indexTombstones } from '../src/store/postgres/schema.js';
+import { AGENT, HUMAN, PROJECT_A, engineFor, testClock } from './helpers.js';
+import { pgSkipReason, throwawayStore } from './pg-fixtures.js';
+import { checkedText, rejectedValue } from './tombstone-fuzz.js';
+
+const skip = await pgSkipReason();
+
+const SCOPE = 'project:acme-api-1a2b3c';
+
+function tombstone(scope: string, value: string): Tombstone {
+  return {
+    key: tombstoneKey(scope, value),
+    scope,
+    kind: 'value',
+    value_norm: normalizeValue(value),
+    reason: null,
+    actor: { kind: 'human' },
+    at: '2025-01-01T00:00:00.000Z',
+    from_op: 'arm',
+    memory: null,
+  };
+}
+
+/** What a store's index returns for the probe: by key or by gram, in the list's order. */
+function indexed(all: readonly Tombstone[], values: string[], passages: string[]): Tombstone[] {
+  const p = tombstoneProbe(SCOPE, values, passages);
+  const keys = new Set(p.keys);
+  const grams = new Set(p.grams);
+  return all.filter((t) => t.scope === SCOPE && (keys.has(t.key) || grams.has(tombstoneGram(t))));
+}
+
+test('property: the indexed lookup refuses exactly what the full scan refuses', () => {
+  let refused = 0;
+  let accepted = 0;
+  let narrowed = 0;
+  fc.assert(
+    fc.property(
+      fc
+        .uniqueArray(rejectedValue, { minLength: 1, maxLength: 40 })
+        .chain((values) =>
+          fc.tuple(
+            fc.constant(values),
+            fc.array(checkedText(values), { minLength: 1, maxLength: 20 }),
+          ),
+        ),
+      ([values, texts]) => {
+        const all = values.map((v) => tombstone(SCOPE, v));
+        const full = tombstoneMatcher(all, SCOPE);
+        for (const text of texts) {
+          const asValue = tombstoneMatcher(indexed(all, [text], []), SCOPE).value(text);
+          assert.equal(asValue?.key ?? null, full.value(text)?.key ?? null, `value ${text}`);
+          const asPassage = tombstoneMatcher(indexed(all, [], [text]), SCOPE).passage(text);
+          assert.equal(asPassage?.key ?? null, full.passage(text)?.key ?? null, `passage ${text}`);
+          if (full.value(text) || full.passage(text)) refused++;
+          else accepted++;
+          if (indexed(all, [text], [text]).length < all.length) narrowed++;
+        }
+      },
+    ),
+    { numRuns: 300 },
+  );
+  assert.ok(refused > 100, `refusals happen (${refused})`);
+  assert.ok(accepted > 100, `acceptances happen (${accepted})`);
+  assert.ok(narrowed > 100, `the index leaves tombstones out (${narrowed})`);
+});
+
+test('the lookup reads the tombstones a text could match, not the others', () => {
+  const all = [
+    'the staging database password rotates every 90 days',
+    'deploy on fridays',
+    'billing worker timeout 30',
+  ].map((v) => tombstone(SCOPE, v));
+  const got = indexed(all, ['The 5tag1ng data base passw0rd rotates every 90 days'], []);
+  assert.deepEqual(
+    got.map((t) => t.value_norm),
+    ['the staging database password rotates every 90 days'],
+  );
+  assert.equal(
+    tombstoneMatcher(got, SCOPE).value('The 5tag1ng data base passw0rd rotates every 90 days'),
+    got[0],
+  );
+  // A value without content words is looked up by every text (its gram is ''), and a purged one.
+  assert.equal(tombstoneGram(tombstone(SCOPE, 'we should do it')), '');
+  assert.equal(tombstoneGram({ ...all[0]!, kind: 'purged', value_norm: '' }), '');
+  assert.notEqual(tombstoneGram(all[1]!), '');
+});
+
+test(
+  'Postgres: tombstones armed before the lookup index existed are indexed by its migration step',
+  { skip: skip ?? false },
+  async () => {
+    const f = await throwawayStore();
+    const pool = new pg.Pool({ connectionString: f.db.url, max: 1 });
+    try {
+      const e = engineFor(f.store, PROJECT_A, testClock('2026-03-01T10:00:00.000Z'));
+      const v = 'the staging database password rotates every 90 days';
+      await e.apply([{ op: 'arm', value: v, scope: PROJECT_A }], HUMAN);
+      // By gram only (its exact key would find it without the index).
+      const byGram = { keys: [], grams: tombstoneProbe(PROJECT_A, [v]).grams };
+      // The rows as a mneme without the index left them: armed, not indexed.
+      await pool.query('DELETE FROM tombstone_grams');
+      assert.deepEqual(
+        await f.store.tombstoneCandidates(PROJECT_A, byGram),
+        [],
+        'the lookup reads the index',
+      );
+      // What the migration runs after creating the table.
+      await indexTombstones(pool);
+      const again = await f.store.tombstoneCandidates(PROJECT_A, byGram);
+      assert.deepEqual(
+        again.map((t) => t.value_norm),
+        [v],
+        'the migration indexed the tombstone armed before it',
+      );
+      const respelled = 'Stag1ng data base passw0rd rotates every 90 days';
+      await assert.rejects(
+        e.apply([{ op: 'remember', type: 'fact', abstract: respelled }], AGENT),
+        (x: Error & { code?: string }) => x.code === 'refused',
+      );
+      const other = 'the staging database password rotates every 30 days';
+      const [ok] = await e.apply([{ op: 'remember', type: 'fact', abstract: other }], AGENT);
+      assert.ok(ok!.id);
+    } finally {
+      await pool.end();
+      await f.cleanup();
+    }
+  },
+);

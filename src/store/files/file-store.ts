@@ -378,7 +378,14 @@ export class FileStore implements Store {
   }
 
   async tombstoneCandidates(scope: string, probe: TombstoneProbe): Promise<Tombstone[]> {
-    return this.parts.tombstones.candidates(scope, probe);
+    await this.catchUp();
+    // The arms and lifts of the group in flight count too (their effects are written after its
+    // sync): every staged arm of the scope is a candidate, the precise check decides.
+    return withStagedTombstones(
+      this.parts.tombstones.candidates(scope, probe),
+      this.staged(),
+      [scope],
+    );
   }
 
   async proposals(q: ProposalQuery): Promise<Proposal[]> {

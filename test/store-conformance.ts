@@ -276,6 +276,43 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       }
     });
 
+    it('a supersede or correct carrying an idempotency key commits and replays', async () => {
+      // (A later revision's commit once failed on Postgres when the key was sent but unused.)
+      const f = await fixture();
+      try {
+        const m = await remember(f.a, 'The CDN is Fastly', { fields: { subject: 'cdn' } });
+        f.clock.advance(1000);
+        const op = {
+          op: 'supersede' as const,
+          id: m.id,
+          abstract: 'The CDN is Cloudflare',
+          reason: 'moved',
+          idempotency_key: 'k-sup',
+        };
+        const [first] = await f.a.apply([op], AGENT);
+        assert.equal(first!.rev, 2);
+        const [again] = await f.a.apply([op], AGENT);
+        assert.equal(again!.replayed, true);
+        f.clock.advance(1000);
+        const [fixed] = await f.a.apply(
+          [
+            {
+              op: 'correct',
+              id: m.id,
+              abstract: 'The CDN is Akamai',
+              reason: 'wrong',
+              idempotency_key: 'k-cor',
+            },
+          ],
+          AGENT,
+        );
+        assert.equal(fixed!.rev, 3);
+        assert.deepEqual(abstracts(await f.a.recall('cdn')), ['The CDN is Akamai']);
+      } finally {
+        await f.cleanup();
+      }
+    });
+
     it('a stale expected_rev is a conflict and changes nothing; the right one applies', async () => {
       const f = await fixture();
       try {

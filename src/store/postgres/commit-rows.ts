@@ -104,8 +104,10 @@ export async function commitIn(
     // entry's idempotency key was used (nothing is written then, and the conflict is named
     // below); a later revision moves it from rev N-1 to N, or matches nothing, and then no
     // revision row is inserted (the optimistic check).
+    // (Only a first revision's statement reads the key: a parameter no statement uses has no
+    // type Postgres can determine, and the whole commit would fail.)
     const idemFree =
-      entry.idem === null
+      entry.idem === null || r.rev !== 1
         ? ''
         : `WHERE NOT EXISTS (SELECT 1 FROM journal WHERE tenant_id = ${tenant} AND idem = ${p.add(entry.idem)})`;
     ctes.push(

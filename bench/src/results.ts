@@ -382,7 +382,11 @@ type ServeOps = Record<
  * checks, and issue 17's targets measured against the earliest committed run at that size.
  */
 function serveSection(runs: RunEnvelope[], embeddedHit: (n: string) => number | null): string[] {
-  const rs = runs.filter((r) => r.benchmark === 'serve').sort((a, b) => (a.date < b.date ? -1 : 1));
+  // Only runs of the documented configuration: those made without --label (whose label is the
+  // size, e.g. `10k`); a writes-only or one-tenant run stays in its result file.
+  const rs = runs
+    .filter((r) => r.benchmark === 'serve' && r.label === `${Number(r.n) / 1000}k`)
+    .sort((a, b) => (a.date < b.date ? -1 : 1));
   if (rs.length === 0) return [];
   const sizes = [...new Set(rs.map((r) => r.n))].sort((a, b) => a - b);
   const out = [

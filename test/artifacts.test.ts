@@ -18,7 +18,8 @@ import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { createApp } from '../src/surfaces/http/app.js';
 import { Sessions } from '../src/surfaces/http/session.js';
 import { buildTools } from '../src/surfaces/mcp/tools.js';
-import { AGENT, HUMAN, PROJECT_A, cli, terminal, testClock, tmpDir } from './helpers.js';
+import { newMemoryId } from '../src/core/ids.js';
+import { AGENT, HUMAN, PROJECT_A, PROJECT_B, cli, terminal, testClock, tmpDir } from './helpers.js';
 import { pgSkipReason, throwawayDb, type ThrowawayDb } from './pg-fixtures.js';
 
 interface Backend {
@@ -167,6 +168,63 @@ function suite(kind: string, open: Open, skipReason: () => Promise<string | null
       } finally {
         await third.cleanup();
       }
+    });
+
+    it('a bundle without the bytes reaches only artifacts its project is served: not another project’s', async (t) => {
+      if (skip()) return t.skip(skip()!);
+      const bytes = randomBytes(4096);
+      const a = engineOn(b.store, 'human', PROJECT_A);
+      const [r] = await a.apply(
+        [
+          {
+            op: 'remember',
+            type: 'reference',
+            abstract: 'the private build log of project alpha',
+            artifact: artifactOf('build.log', bytes),
+          },
+        ],
+        HUMAN,
+      );
+      const full = await a.exportBundle();
+      /** The memory as a new lineage (its own id and subject), with or without the bytes. */
+      const asNew = (withBytes: boolean) => {
+        const copy = JSON.parse(JSON.stringify(full)) as typeof full;
+        const m = copy.memories.find((x) => x.id === r!.id)!;
+        const id = newMemoryId(new Date());
+        m.id = id;
+        for (const rev of m.revisions as { id: string; slug: string }[]) {
+          rev.id = id;
+          rev.slug = `copy-${id.slice(-8).toLowerCase()}`;
+        }
+        copy.memories = [m];
+        copy.tombstones = [];
+        copy.proposals = [];
+        if (!withBytes) copy.artifacts = [];
+        return { id, text: JSON.stringify(copy) };
+      };
+      // Another project naming the hash without the bytes is refused and served nothing.
+      const other = engineOn(b.store, 'human', PROJECT_B);
+      const stolen = asNew(false);
+      const rb = await other.importBundle(stolen.text, 'stolen.json', HUMAN, { into: PROJECT_B });
+      assert.ok(
+        rb.refused.some((x) => x.id === stolen.id && /did not arrive intact/.test(x.message)),
+        JSON.stringify(rb.refused),
+      );
+      await assert.rejects(other.readArtifact(stolen.id));
+      // The same bundle in the project that is served those bytes needs no copy of them.
+      const own = asNew(false);
+      const ra = await engineOn(b.store, 'human', PROJECT_A).importBundle(
+        own.text,
+        'own.json',
+        HUMAN,
+      );
+      assert.deepEqual(ra.refused, []);
+      assert.ok((await allPages(a, own.id)).bytes.equals(bytes));
+      // With the bytes in the bundle, the other project imports it and is served them.
+      const given = asNew(true);
+      const rg = await other.importBundle(given.text, 'given.json', HUMAN, { into: PROJECT_B });
+      assert.deepEqual(rg.refused, []);
+      assert.ok((await allPages(other, given.id)).bytes.equals(bytes));
     });
 
     it('a forgotten memory’s artifact is served on no surface (CLI, MCP, HTTP, dashboard); it was on each before', async (t) => {

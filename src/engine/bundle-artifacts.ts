@@ -1,14 +1,14 @@
 // The artifacts of an export bundle: the bytes of every artifact a bundled revision references,
 // base64, once per hash (bytes a person purged stay purged: they are not exported). On import
 // each is verified against its hash before it is kept; a lineage whose artifact did not arrive
-// intact (and is not already in this store) is refused, with the reason, rather than imported
+// intact (and is not already served to this project from this store) is refused, with the reason, rather than imported
 // with a reference to nothing.
 import { sha256 } from '../core/hash.js';
 import { isArtifactHash } from '../core/artifact.js';
 import type { Revision } from '../core/types.js';
 import { purgeEntry } from './artifacts.js';
 import type { BundleArtifact } from './bundle.js';
-import type { EngineContext } from './context.js';
+import { readableScopes, type EngineContext } from './context.js';
 
 export async function exportArtifacts(
   ctx: EngineContext,
@@ -45,16 +45,35 @@ export async function importArtifacts(
   return kept;
 }
 
+/**
+ * The hashes of the artifacts this binding is already served: its readable scopes' live
+ * memories'. Bytes that did not come in the bundle are taken from the store only for these, so
+ * a bundle naming a hash cannot reach bytes kept for another project, or for a memory that was
+ * forgotten (content-addressed storage is shared; what may be read is not).
+ */
+export async function servedArtifacts(ctx: EngineContext): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const v of await ctx.store.listCurrent(readableScopes(ctx.binding)))
+    if (v.artifact && v.status === 'active' && !v.rejected) out.add(v.artifact.sha256);
+  return out;
+}
+
 /** Why a bundled lineage cannot be imported for its artifact, or null when it can. */
 export async function missingArtifact(
   ctx: EngineContext,
   revs: Partial<Revision>[],
   kept: Set<string>,
+  served: () => Promise<Set<string>>,
 ): Promise<string | null> {
   for (const r of revs) {
     const h = r.artifact?.sha256;
     if (typeof h !== 'string' || kept.has(h)) continue;
-    if (isArtifactHash(h) && (await ctx.store.artifacts.size(h)) !== null) continue;
+    if (
+      isArtifactHash(h) &&
+      (await served()).has(h) &&
+      (await ctx.store.artifacts.size(h)) !== null
+    )
+      continue;
     return `its artifact ${String(h).slice(0, 12)}… did not arrive intact (missing from the bundle, or its bytes do not match their hash)`;
   }
   return null;

@@ -8,7 +8,12 @@ import type { Proposal } from '../core/proposal.js';
 import { GLOBAL_SCOPE } from '../core/scope.js';
 import type { Actor, Revision } from '../core/types.js';
 import { applyEach } from './apply.js';
-import { exportArtifacts, importArtifacts, missingArtifact } from './bundle-artifacts.js';
+import {
+  exportArtifacts,
+  importArtifacts,
+  missingArtifact,
+  servedArtifacts,
+} from './bundle-artifacts.js';
 import { readableScopes, type EngineContext } from './context.js';
 
 export const BUNDLE_FORMAT = 'mneme-bundle';
@@ -209,6 +214,8 @@ export async function importBundle(
   const label = name.replace(/[^A-Za-z0-9._-]+/g, '_').slice(-120);
   const written = new Map<string, string>(); // bundle id → the scope it was written to here
   const bytes = await importArtifacts(ctx, bundle.artifacts);
+  let served: Promise<Set<string>> | null = null;
+  const servedHere = () => (served ??= servedArtifacts(ctx));
   // Each lineage is planned (its scope decided, its ops built) in bundle order; lineages are
   // applied a chunk at a time and their outcomes read back in the same order, so the report and
   // the journal are what one applyEach per lineage gives.
@@ -258,7 +265,7 @@ export async function importBundle(
       pending.push({ id: m.id, refusal: SCOPE_REFUSAL[to.kind]!.message });
       continue;
     }
-    const missing = await missingArtifact(ctx, revs as Partial<Revision>[], bytes);
+    const missing = await missingArtifact(ctx, revs as Partial<Revision>[], bytes, servedHere);
     if (missing) {
       pending.push({ id: m.id, refusal: missing, code: 'invalid' });
       continue;

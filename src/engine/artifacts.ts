@@ -123,8 +123,17 @@ export function withArtifactFindings(gated: GateOutcome, a: PreparedArtifact): G
 
 /** The journal entry that purged these bytes, if a person did. */
 export async function purgeEntry(ctx: EngineContext, hash: string): Promise<JournalEntry | null> {
-  const entries = await ctx.store.journal({ op: ARTIFACT_PURGE_OP });
-  return entries.find((e) => (e.data as { sha256?: unknown } | undefined)?.sha256 === hash) ?? null;
+  return (await purgedArtifacts(ctx)).get(hash) ?? null;
+}
+
+/** Every purged artifact's hash with the entry that purged it: one journal read for a loop. */
+export async function purgedArtifacts(ctx: EngineContext): Promise<Map<string, JournalEntry>> {
+  const out = new Map<string, JournalEntry>();
+  for (const e of await ctx.store.journal({ op: ARTIFACT_PURGE_OP })) {
+    const h = (e.data as { sha256?: unknown } | undefined)?.sha256;
+    if (typeof h === 'string' && !out.has(h)) out.set(h, e);
+  }
+  return out;
 }
 
 export interface ArtifactPage {

@@ -6,7 +6,7 @@
 import { sha256 } from '../core/hash.js';
 import { isArtifactHash } from '../core/artifact.js';
 import type { Revision } from '../core/types.js';
-import { purgeEntry } from './artifacts.js';
+import { purgedArtifacts } from './artifacts.js';
 import type { BundleArtifact } from './bundle.js';
 import { readableScopes, type EngineContext } from './context.js';
 
@@ -18,8 +18,9 @@ export async function exportArtifacts(
   for (const m of memories)
     for (const r of m.revisions) if (r.artifact) sizes.set(r.artifact.sha256, r.artifact.size);
   const out: BundleArtifact[] = [];
+  const purged = sizes.size > 0 ? await purgedArtifacts(ctx) : new Map();
   for (const [hash, size] of sizes) {
-    if (await purgeEntry(ctx, hash)) continue;
+    if (purged.has(hash)) continue;
     const bytes = await ctx.store.artifacts.read(hash, 0, size);
     if (bytes === null) continue; // missing here: fsck reports it; the import will refuse its lineage
     out.push({ sha256: hash, content_base64: Buffer.from(bytes).toString('base64') });
@@ -33,11 +34,12 @@ export async function importArtifacts(
   artifacts: { sha256: string; content_base64: string }[],
 ): Promise<Set<string>> {
   const kept = new Set<string>();
+  const purged = artifacts.length > 0 ? await purgedArtifacts(ctx) : new Map();
   for (const a of artifacts) {
     if (!isArtifactHash(a.sha256)) continue;
     const bytes = Buffer.from(a.content_base64, 'base64');
     if (sha256(bytes) !== a.sha256) continue; // altered in the bundle: its lineages are refused
-    if (await purgeEntry(ctx, a.sha256)) continue; // a person purged these bytes here
+    if (purged.has(a.sha256)) continue; // a person purged these bytes here
     // Under the write lock: on Postgres that is one transaction, so no half-kept artifact.
     await ctx.store.withWriteLock(() => ctx.store.artifacts.put(a.sha256, bytes));
     kept.add(a.sha256);

@@ -4,7 +4,7 @@
 // expected to be gone and are not an issue. No fix: bytes are restored from a backup or an
 // export (`mneme import` puts back the artifacts it carries).
 import type { RevisionView } from '../core/types.js';
-import { purgeEntry } from './artifacts.js';
+import { purgedArtifacts } from './artifacts.js';
 import type { EngineContext } from './context.js';
 
 export interface ArtifactFinding {
@@ -20,14 +20,14 @@ export async function artifactFindings(
 ): Promise<ArtifactFinding[]> {
   const out: ArtifactFinding[] = [];
   const verdicts = new Map<string, 'ok' | 'missing' | 'mismatch' | 'purged'>();
+  let purged: Map<string, unknown> | null = null;
   for (const m of memories) {
     const ref = m.artifact;
     if (!ref) continue;
     let v = verdicts.get(ref.sha256);
     if (v === undefined) {
-      v = (await purgeEntry(ctx, ref.sha256))
-        ? 'purged'
-        : await ctx.store.artifacts.check(ref.sha256);
+      purged ??= await purgedArtifacts(ctx);
+      v = purged.has(ref.sha256) ? 'purged' : await ctx.store.artifacts.check(ref.sha256);
       verdicts.set(ref.sha256, v);
     }
     if (v === 'missing')

@@ -161,8 +161,14 @@ export async function tombstoneCandidatesMany(
   const ki: number[] = [];
   const keys: string[] = [];
   asks.forEach((a, i) => {
-    for (const g of a.probe.grams) (gi.push(i + 1), grams.push(g));
-    for (const k of a.probe.keys) (ki.push(i + 1), keys.push(k));
+    for (const g of a.probe.grams) {
+      gi.push(i + 1);
+      grams.push(g);
+    }
+    for (const k of a.probe.keys) {
+      ki.push(i + 1);
+      keys.push(k);
+    }
   });
   const { rows } = await query<{ i: number; event: string; doc: string }>(
     `WITH calls AS (

@@ -154,6 +154,90 @@ describe('Postgres: two instances on one tenant', { skip: skip ?? false }, () =>
     assert.equal((await one.verifyJournal()).ok, true);
   });
 
+  it('a burst from both instances: grouped writers all land, rejected values and stale revisions still refuse', async () => {
+    const e1 = engineFor(one, PROJECT, wallClock);
+    const e2 = engineFor(two, PROJECT, wallClock);
+    const startSeq = (await one.status()).journalHead.seq;
+    // Armed before the burst: one in the project (by a person's forget), one in global (checked
+    // for a project write in the same statement as the project's own lookup).
+    const [gone] = await e1.apply(
+      [{ op: 'remember', type: 'fact', abstract: 'The burst queue holds 64 jobs' }],
+      HUMAN,
+    );
+    await e1.apply([{ op: 'retract', id: gone!.id, reject: true, reason: 'wrong' }], HUMAN);
+    await e2.apply(
+      [{ op: 'arm', scope: 'global', value: 'The burst token lives 9 days', reason: 'leaked' }],
+      HUMAN,
+    );
+    const [target] = await e1.apply(
+      [
+        {
+          op: 'remember',
+          type: 'fact',
+          abstract: 'Burst retries are 3',
+          fields: { subject: 'br' },
+        },
+      ],
+      HUMAN,
+    );
+    const acked: { id: string; rev: number; seq: number }[] = [];
+    const refused: string[] = [];
+    const write = (e: typeof e1, op: Record<string, unknown>) =>
+      e.apply([op as never], AGENT).then(
+        (r) => void acked.push({ id: r[0]!.id, rev: r[0]!.rev, seq: r[0]!.seq! }),
+        (err: { code?: string; message: string }) => void refused.push(`${err.code}`),
+      );
+    const burst: Promise<void>[] = [];
+    for (let i = 0; i < 24; i++) {
+      const e = i % 2 ? e2 : e1;
+      burst.push(write(e, { op: 'remember', type: 'fact', abstract: `burst note ${i} on queues` }));
+      if (i === 5)
+        burst.push(
+          write(e, { op: 'remember', type: 'fact', abstract: 'the burst queue holds 64 jobs!' }),
+        );
+      if (i === 9)
+        burst.push(
+          write(e, { op: 'remember', type: 'fact', abstract: 'The Burst token lives 9 days' }),
+        );
+      if (i === 12 || i === 13)
+        burst.push(
+          write(e, {
+            op: 'supersede',
+            id: target!.id,
+            expected_rev: 1,
+            abstract: `Burst retries are ${i}`,
+          }),
+        );
+    }
+    await Promise.all(burst);
+    // Does: the 24 notes and one of the two supersedes land, each acknowledged write is stored.
+    assert.equal(acked.length, 25, `acknowledged: ${acked.length}, refused: ${refused.join(',')}`);
+    // Must not: the two rejected values, and the second supersede of rev 1.
+    assert.deepEqual(refused.sort(), ['conflict', 'refused', 'refused']);
+    for (const a of acked) {
+      const lineage = await two.getLineage(a.id);
+      assert.ok(
+        lineage?.some((v) => v.rev === a.rev),
+        `${a.id} rev ${a.rev} is stored`,
+      );
+    }
+    assert.deepEqual(
+      (await one.getLineage(target!.id))!.map((v) => v.rev),
+      [1, 2],
+    );
+    // One chain: every acknowledged seq distinct, the journal gapless and verified on both.
+    assert.equal(new Set(acked.map((a) => a.seq)).size, acked.length);
+    const entries = await one.journal({});
+    const seqs = entries.map((e) => e.seq).filter((q) => q > startSeq);
+    assert.equal(new Set(seqs).size, seqs.length, 'no duplicate sequence numbers');
+    assert.deepEqual(
+      seqs,
+      seqs.map((_, i) => startSeq + 1 + i),
+      'no gap in the chain',
+    );
+    for (const s of [one, two]) assert.equal((await s.verifyJournal()).ok, true);
+  });
+
   it('commit outside the write lock is refused; a failed lock body rolls back', async () => {
     await assert.rejects(
       one.commit({

@@ -89,12 +89,33 @@ export async function checkTombstones(
   values: string[],
   passages: Passage[] = [],
 ): Promise<void> {
+  await judgeTombstones(ctx, await tombstonesFacing(ctx, scope, values, passages));
+}
+
+/** What checkTombstones reads: the candidates of one scope, beside what they are judged on. */
+interface Facing {
+  scope: string;
+  values: string[];
+  passages: Passage[];
+  tombstones: Tombstone[];
+}
+
+async function tombstonesFacing(
+  ctx: EngineContext,
+  scope: string,
+  values: string[],
+  passages: Passage[],
+): Promise<Facing> {
   const probe = tombstoneProbe(
     scope,
     values,
     passages.map((p) => p.text),
   );
-  const tombstones = await ctx.store.tombstoneCandidates(scope, probe);
+  return { scope, values, passages, tombstones: await ctx.store.tombstoneCandidates(scope, probe) };
+}
+
+async function judgeTombstones(ctx: EngineContext, f: Facing): Promise<void> {
+  const { tombstones, scope, values, passages } = f;
   if (tombstones.length === 0) return;
   const match = tombstoneMatcher(tombstones, scope, await purgeKeyed(ctx, tombstones));
   for (const text of values) {
@@ -145,9 +166,14 @@ export async function passGates(
       : { revision: candidate, redacted: [], quarantined: false, findings: [] };
   if (candidate.status === 'active' && opts.tombstones) {
     const { values, passages } = tombstoneTexts(candidate, out.revision, opts.before ?? null);
-    // The value's own scope, and every other scope whose readers would be served it.
-    for (const scope of guardingScopes(ctx, candidate.scope))
-      await checkTombstones(ctx, scope, values, passages);
+    // The value's own scope, and every other scope whose readers would be served it: their
+    // lookups asked at once (a store may answer them in one statement), judged in this order.
+    const facing = await Promise.all(
+      guardingScopes(ctx, candidate.scope).map((scope) =>
+        tombstonesFacing(ctx, scope, values, passages),
+      ),
+    );
+    for (const f of facing) await judgeTombstones(ctx, f);
   }
   return out;
 }

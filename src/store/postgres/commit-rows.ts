@@ -63,6 +63,21 @@ async function lockHead(c: pg.PoolClient, t: string): Promise<HeldHead> {
   };
 }
 
+/**
+ * The head row-locked at a write transaction's start (under the tenant's advisory lock), so its
+ * first commit needs neither the read nor a savepoint (needsSavepoint). Null when the tail does
+ * not check out against the head: the first commit then reads it again and refuses with the
+ * chain's problem, as without this.
+ */
+export async function holdHead(c: pg.PoolClient, t: string): Promise<HeldHead | null> {
+  try {
+    return await lockHead(c, t);
+  } catch (e) {
+    if (e instanceof MnemeError) return null;
+    throw e;
+  }
+}
+
 /** The stored bytes of a revision: its fields in the canonical order of core/revision.ts. */
 const docOf = (r: Revision) => JSON.stringify(toRevision(r));
 

@@ -42,7 +42,7 @@ import type {
   VerifyReport,
 } from '../port.js';
 import { ArtifactRows } from './artifact-rows.js';
-import { commitIn, needsSavepoint, type HeldHead } from './commit-rows.js';
+import { commitIn, holdHead, needsSavepoint, type HeldHead } from './commit-rows.js';
 import { connectionError, fromDb, pgError, redactUrl } from './errors.js';
 import {
   anchorOf,
@@ -77,6 +77,13 @@ const MAX_GROUP = 32;
 interface Waiter {
   fn: () => Promise<unknown>;
   resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+interface ProbeAsk {
+  scope: string;
+  probe: TombstoneProbe;
+  resolve: (t: Tombstone[]) => void;
   reject: (e: unknown) => void;
 }
 
@@ -201,41 +208,50 @@ export class PostgresStore implements Store {
   private async drain(): Promise<void> {
     this.draining = true;
     try {
-      while (this.waiting.length > 0) await this.runGroup(this.waiting.splice(0, MAX_GROUP));
+      while (this.waiting.length > 0) await this.runGroup();
     } finally {
       this.draining = false;
     }
   }
 
   /**
-   * One write transaction for the writers that queued together. Alone, a writer's failure
-   * rolls the transaction back; in a group each runs inside its own savepoint, so a failing
-   * one is rolled back alone. Every writer is answered only once COMMIT returned: a commit that
-   * fails fails them all, and none was written.
+   * One write transaction for the writers that queued together. The group is taken only once
+   * the transaction holds the tenant's lock: every writer that queued while this instance
+   * connected and waited for the lock (another instance's transaction) joins it, instead of
+   * waiting for one more transaction. Alone, a writer's failure rolls the transaction back; in
+   * a group each runs inside its own savepoint, so a failing one is rolled back alone. Every
+   * writer is answered only once COMMIT returned: a commit that fails fails them all, and none
+   * was written.
    */
-  private async runGroup(group: Waiter[]): Promise<void> {
+  private async runGroup(): Promise<void> {
+    let group: Waiter[] = [];
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     try {
-      if (group.length === 1)
-        outcomes.push({ ok: true, value: await this.inTransaction(group[0]!.fn) });
-      else
-        await this.inTransaction(async () => {
-          const c = this.tx.getStore()!;
-          for (const w of group) {
-            const held = this.held;
-            await c.query('SAVEPOINT mneme_writer');
-            try {
-              outcomes.push({ ok: true, value: await w.fn() });
-            } catch (error) {
-              await c.query('ROLLBACK TO SAVEPOINT mneme_writer');
-              // What the rolled-back writer did is undone: the head it moved, the tombstones.
-              this.held = held;
-              this.tombstoneCache.clear();
-              outcomes.push({ ok: false, error: fromDb(error) });
-            }
+      await this.inTransaction(async () => {
+        group = this.waiting.splice(0, MAX_GROUP);
+        if (group.length === 1) {
+          outcomes.push({ ok: true, value: await group[0]!.fn() });
+          return;
+        }
+        const c = this.tx.getStore()!;
+        for (const w of group) {
+          const held = this.held;
+          await c.query('SAVEPOINT mneme_writer');
+          try {
+            outcomes.push({ ok: true, value: await w.fn() });
+          } catch (error) {
+            await c.query('ROLLBACK TO SAVEPOINT mneme_writer');
+            // What the rolled-back writer did is undone: the head it moved, the tombstones.
+            this.held = held;
+            this.tombstoneCache.clear();
+            outcomes.push({ ok: false, error: fromDb(error) });
           }
-        });
+        }
+      });
     } catch (error) {
+      // No transaction (no connection, the lock not granted in time): the writers waiting now
+      // are answered with that failure, none of them ran.
+      if (group.length === 0) group = this.waiting.splice(0, MAX_GROUP);
       // Not committed: a writer that failed on its own keeps its own error, the others get this.
       this.afterCommit.length = 0;
       group.forEach((w, i) => {
@@ -285,6 +301,11 @@ export class PostgresStore implements Store {
         throw pgError(e);
       }
       this.forget();
+      // The head, row-locked now: one round trip here instead of one in the first commit and
+      // its savepoint (a plain first commit then needs none).
+      this.held = await holdHead(client, this.tenant).catch((e) => {
+        throw pgError(e);
+      });
       const out = await this.tx.run(client, fn);
       // A statement that failed inside fn without a savepoint (its error caught and not
       // rethrown) aborted the transaction: COMMIT then answers ROLLBACK without an error, and
@@ -421,9 +442,39 @@ export class PostgresStore implements Store {
     return [...got];
   }
 
+  /**
+   * Lookups asked in the same tick on the same connection (the write gate asks a value's scope
+   * and global at once) share one statement: one round trip inside the write transaction
+   * instead of one per scope.
+   */
   async tombstoneCandidates(scope: string, probe: TombstoneProbe): Promise<Tombstone[]> {
-    return reads.tombstoneCandidates(this.query, this.tenant, scope, probe);
+    const on = this.db;
+    let batch = this.probeBatches.get(on);
+    if (!batch) {
+      const asks: ProbeAsk[] = [];
+      batch = asks;
+      this.probeBatches.set(on, asks);
+      queueMicrotask(() => {
+        this.probeBatches.delete(on);
+        // On the connection the lookups were asked on (the write transaction's, or the pool).
+        const query: reads.Query = (text, values = []) =>
+          on.query(text, values).catch((e: unknown) => {
+            throw pgError(e);
+          });
+        reads
+          .tombstoneCandidatesMany(query, this.tenant, asks)
+          .then((found) => asks.forEach((a, i) => a.resolve(found[i]!)))
+          .catch((e: unknown) => asks.forEach((a) => a.reject(e)));
+      });
+    }
+    const asks = batch;
+    return new Promise<Tombstone[]>((resolve, reject) =>
+      asks.push({ scope, probe, resolve, reject }),
+    );
   }
+
+  /** Tombstone lookups waiting for the end of the tick, by the connection they run on. */
+  private readonly probeBatches = new Map<Queryable, ProbeAsk[]>();
 
   async proposals(q: ProposalQuery): Promise<Proposal[]> {
     return reads.proposals(this.query, this.tenant, q);

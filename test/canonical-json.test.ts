@@ -19,13 +19,21 @@ it('writes the text of JSON.stringify over the sorted copy, for any value', () =
         withBoxedValues: true,
         key: fc.oneof(
           fc.string(),
-          fc.constantFrom('0', '10', '2', '01', '-1', '4294967295', 'toJSON'),
+          fc.constantFrom('0', '10', '2', '01', '-1', '4294967295', 'toJSON', '__proto__'),
         ),
       }),
       (v) => assert.equal(canonicalJson(v), reference(v)),
     ),
     { numRuns: 5000 },
   );
+});
+
+it('keeps an own __proto__ member (JSON.parse makes one) instead of dropping it', () => {
+  const parsed = JSON.parse('{"b":2,"__proto__":{"a":1}}') as unknown;
+  assert.equal(canonicalJson(parsed), '{"__proto__":{"a":1},"b":2}');
+  assert.equal(reference(parsed), '{"__proto__":{"a":1},"b":2}');
+  // A different member value gives a different text: the member is hashed, not lost.
+  assert.notEqual(canonicalJson(JSON.parse('{"b":2,"__proto__":{"a":9}}')), canonicalJson(parsed));
 });
 
 it('sorts keys and drops undefined members, integer-like keys first as JSON orders them', () => {

@@ -60,7 +60,16 @@ export function sortKeys(value: unknown): unknown {
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(value).sort()) {
       const v = (value as Record<string, unknown>)[k];
-      if (v !== undefined) out[k] = sortKeys(v);
+      if (v === undefined) continue;
+      // An own `__proto__` member (JSON.parse makes one) would set the copy's prototype instead.
+      if (k === '__proto__')
+        Object.defineProperty(out, k, {
+          value: sortKeys(v),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      else out[k] = sortKeys(v);
     }
     return out;
   }

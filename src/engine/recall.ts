@@ -119,6 +119,11 @@ export async function recall(
   const model = ctx.ranking ?? DEFAULT_RANKING;
   const terms = model.frame ? contentTerms(query) : queryTerms(query);
   const pool = Math.max(50, limit * 5);
+  // The tombstones of the other scopes this binding reads do not depend on the candidates: on a
+  // store over the network they are read while the search runs (its own round trip, off the
+  // critical path). Awaited before anything is ranked; a failure fails the recall.
+  const rejectedSoon = rejectedHere(ctx);
+  rejectedSoon.catch(() => {});
   const lexical = await lexicalHits(ctx, terms, eligibility, pool, model, {
     query,
     window: model.temporal ? timeWindow(query, now) : null,
@@ -153,7 +158,7 @@ export async function recall(
   }
   // Eligibility the store cannot express: a value rejected in another scope this binding reads
   // is withheld, never ranked lower. Only the candidates in rank order are read, until full.
-  const rejected = await rejectedHere(ctx);
+  const rejected = await rejectedSoon;
   const sorted = [...best.values()].sort(
     (a, b) => b.parts.score - a.parts.score || (a.hit.head.id < b.hit.head.id ? -1 : 1),
   );

@@ -1,7 +1,7 @@
 // What one recall through `serve --db` costs in SQL round trips, counted through the real pg
 // client (every Client#query is one round trip), so the fixed cost around the search cannot grow
 // back unnoticed: on the response's critical path the token check, the tombstones of the other
-// readable scope (read while the search runs) and the knowledge read, besides the search's own
+// readable scope and the knowledge chunks (both read while the search runs), besides the search's own
 // statements; the usage row is written after the answer, batched, and still lands. Paired with:
 // the recall returns the memory asked for, and a revoked token is refused at its next request
 // while the other token of the same tenant still reads.

@@ -124,6 +124,12 @@ export async function recall(
   // critical path). Awaited before anything is ranked; a failure fails the recall.
   const rejectedSoon = rejectedHere(ctx);
   rejectedSoon.catch(() => {});
+  // So are the knowledge chunks: fetched for the whole limit, cut to the room memories leave.
+  const knowledgeOn = opts.knowledge !== false && ctx.binding.project !== null;
+  const knowledgeSoon = knowledgeOn
+    ? import('./knowledge.js').then((k) => k.knowledgeCandidates(ctx, terms, limit))
+    : null;
+  knowledgeSoon?.catch(() => {});
   const lexical = await lexicalHits(ctx, terms, eligibility, pool, model, {
     query,
     window: model.temporal ? timeWindow(query, now) : null,
@@ -177,7 +183,7 @@ export async function recall(
   // The budget split: knowledge takes at most its share of the limit, more only where memories
   // leave room, and never a chunk that restates a memory served beside it.
   let knowledge: KnowledgeResult[] = [];
-  if (opts.knowledge !== false && ctx.binding.project) {
+  if (knowledgeSoon) {
     const { KNOWLEDGE_SHARE, knowledgeHits } = await import('./knowledge.js');
     const share = Math.max(1, Math.round(limit * KNOWLEDGE_SHARE));
     const room = Math.min(limit, Math.max(share, limit - ranked.length));
@@ -189,6 +195,7 @@ export async function recall(
         const f = fieldsOf(r.hit.view);
         return `${f.abstract} ${f.body}`;
       }),
+      knowledgeSoon,
     );
     if (ranked.length + knowledge.length > limit) ranked.length = limit - knowledge.length;
   }

@@ -6,7 +6,7 @@
 // forgotten) and, for --store files, one embedded store with the same memories. Then, for each
 // build in turn, starts its `mneme serve` (--db, or --store on loopback) and sends recalls one at
 // a time: a warm-up, then N measured ones whose top result must be their target. Counted through
-// scripts/pg-probe.cjs (every pg Client#query is one round trip) and, with --callgrind, as
+// scripts/pg-probe.mjs (every pg Client#query is one round trip) and, with --callgrind, as
 // instructions of the server process (valgrind; counters zeroed after the warm-up). The database
 // is dropped at the end.
 import { spawn } from 'node:child_process';
@@ -15,7 +15,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { URL, fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { setTimeout } from 'node:timers';
+
+const { fetch } = globalThis;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
@@ -60,7 +64,11 @@ const r2 = (n) => Math.round(n * 100) / 100;
 async function seed(dist, url, storeDir) {
   const compose = await import(`${dist}/src/surfaces/compose.js`);
   const scope = (await import(`${dist}/src/core/scope.js`)).namedProjectScope(PROJECT);
-  const ops = Array.from({ length: M }, (_, i) => ({ op: 'remember', type: 'fact', ...memoryText(i) }));
+  const ops = Array.from({ length: M }, (_, i) => ({
+    op: 'remember',
+    type: 'fact',
+    ...memoryText(i),
+  }));
   const actor = { kind: 'agent', session: 'serve-overhead' };
   const ids = [];
   let token = null;
@@ -82,10 +90,15 @@ async function seed(dist, url, storeDir) {
       for (const r of await engine.apply(ops.slice(i, i + 50), actor)) ids.push(r.id);
     // A few forgotten values: the tombstone read returns rows, as on a real tenant.
     const extra = await engine.apply(
-      Array.from({ length: 10 }, (_, i) => ({ op: 'remember', type: 'fact', abstract: `obsolete setting ${word(i, 9)} is on` })),
+      Array.from({ length: 10 }, (_, i) => ({
+        op: 'remember',
+        type: 'fact',
+        abstract: `obsolete setting ${word(i, 9)} is on`,
+      })),
       actor,
     );
-    for (const r of extra) await engine.apply([{ op: 'retract', id: r.id, reason: 'wrong' }], actor);
+    for (const r of extra)
+      await engine.apply([{ op: 'retract', id: r.id, reason: 'wrong' }], actor);
   } finally {
     await engine.close();
   }
@@ -95,12 +108,35 @@ async function seed(dist, url, storeDir) {
 function start(build, argv, env) {
   const probeOut = path.join(os.tmpdir(), `serve-overhead-${randomBytes(4).toString('hex')}.json`);
   const cgOut = path.join(os.tmpdir(), `serve-overhead-cg-${randomBytes(4).toString('hex')}.out`);
-  const nodeArgs = ['--require', path.join(here, 'pg-probe.cjs'), path.join(build.root, 'bin', 'mneme.js'), ...argv, 'serve', '--port', '0'];
+  const nodeArgs = [
+    '--import',
+    path.join(here, 'pg-probe.mjs'),
+    path.join(build.root, 'bin', 'mneme.js'),
+    ...argv,
+    'serve',
+    '--port',
+    '0',
+  ];
   const [cmd, cmdArgs] = callgrind
-    ? ['valgrind', ['--tool=callgrind', `--callgrind-out-file=${cgOut}`, '--dump-instr=no', process.execPath, ...nodeArgs]]
+    ? [
+        'valgrind',
+        [
+          '--tool=callgrind',
+          `--callgrind-out-file=${cgOut}`,
+          '--dump-instr=no',
+          process.execPath,
+          ...nodeArgs,
+        ],
+      ]
     : [process.execPath, nodeArgs];
   const child = spawn(cmd, cmdArgs, {
-    env: { ...process.env, ...env, MNEME_DATABASE_URL: '', MNEME_PROBE_OUT: probeOut, MNEME_PROBE_ROOT: build.root },
+    env: {
+      ...process.env,
+      ...env,
+      MNEME_DATABASE_URL: '',
+      MNEME_PROBE_OUT: probeOut,
+      MNEME_PROBE_ROOT: build.root,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new Promise((resolve, reject) => {
@@ -119,7 +155,8 @@ function start(build, argv, env) {
 async function probe(s) {
   fs.rmSync(s.probeOut, { force: true });
   s.child.kill('SIGUSR2');
-  for (let i = 0; i < 600 && !fs.existsSync(s.probeOut); i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 600 && !fs.existsSync(s.probeOut); i++)
+    await new Promise((r) => setTimeout(r, 50));
   await new Promise((r) => setTimeout(r, 50));
   return JSON.parse(fs.readFileSync(s.probeOut, 'utf8'));
 }
@@ -127,7 +164,9 @@ async function probe(s) {
 function cgControl(pid, flag) {
   return new Promise((resolve, reject) => {
     const c = spawn('callgrind_control', [flag, String(pid)], { stdio: 'ignore' });
-    c.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`callgrind_control ${flag}: ${code}`))));
+    c.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`callgrind_control ${flag}: ${code}`)),
+    );
   });
 }
 
@@ -142,7 +181,8 @@ function cgTotal(prefix, keep, label) {
     if (t && part && Number(part[1]) === 1) best = Number(t[1]);
   }
   for (const f of files)
-    if (keep && /\.1$/.test(f)) fs.renameSync(path.join(dir, f), path.join(keep, `${label}.callgrind.out`));
+    if (keep && /\.1$/.test(f))
+      fs.renameSync(path.join(dir, f), path.join(keep, `${label}.callgrind.out`));
     else fs.rmSync(path.join(dir, f), { force: true });
   return best;
 }
@@ -154,10 +194,16 @@ async function drive(build, kind, ctx) {
   const ask = async (i) => {
     const k = i % M;
     const t0 = performance.now();
-    const r = await fetch(`${s.base}/api/recall?q=${encodeURIComponent(queryOf(k))}&project=${kind === 'db' ? PROJECT : ctx.scope}&limit=5`, { headers });
+    const r = await fetch(
+      `${s.base}/api/recall?q=${encodeURIComponent(queryOf(k))}&project=${kind === 'db' ? PROJECT : ctx.scope}&limit=5`,
+      { headers },
+    );
     const b = await r.json();
     const ms = performance.now() - t0;
-    if (r.status !== 200) throw new Error(`${build.label} ${kind}: recall ${r.status} ${JSON.stringify(b).slice(0, 300)}`);
+    if (r.status !== 200)
+      throw new Error(
+        `${build.label} ${kind}: recall ${r.status} ${JSON.stringify(b).slice(0, 300)}`,
+      );
     return { ms, hit: b.results[0]?.id === ctx.ids[k] };
   };
   try {
@@ -180,8 +226,14 @@ async function drive(build, kind, ctx) {
       top1: hits / N,
       roundTripsPerRecall: r2(counted.queries / N),
       connectsPerRecall: r2(counted.connects / N),
-      statements: Object.fromEntries(Object.entries(counted.statements).map(([k, v]) => [k, r2(v / N)])),
-      latencyMs: { p50: r2(pct(ms, 50)), p95: r2(pct(ms, 95)), mean: r2(ms.reduce((a, b) => a + b, 0) / N) },
+      statements: Object.fromEntries(
+        Object.entries(counted.statements).map(([k, v]) => [k, r2(v / N)]),
+      ),
+      latencyMs: {
+        p50: r2(pct(ms, 50)),
+        p95: r2(pct(ms, 95)),
+        mean: r2(ms.reduce((a, b) => a + b, 0) / N),
+      },
     };
     if (callgrind) {
       s.child.kill('SIGTERM');

@@ -19,7 +19,12 @@ import { matchScore } from '../core/match-score.js';
 import { DEFAULT_RANKING } from '../core/ranking.js';
 import { screenText } from '../core/screen.js';
 import type { QueryTerm } from '../core/text.js';
-import type { KnowledgeChunkRow, KnowledgeFile, KnowledgeStore } from '../store/port.js';
+import type {
+  KnowledgeChunkRow,
+  KnowledgeFile,
+  KnowledgeHit,
+  KnowledgeStore,
+} from '../store/port.js';
 import type { EngineContext } from './context.js';
 
 export interface KnowledgeOptions {
@@ -216,11 +221,17 @@ export async function knowledgeHits(
   terms: QueryTerm[],
   want: number,
   served: readonly string[],
+  /** The candidates knowledgeCandidates fetched for at least `want` (read beside the search). */
+  fetched?: Promise<KnowledgeHit[]>,
 ): Promise<KnowledgeResult[]> {
   const scope = ctx.binding.project;
   if (!scope || want <= 0) return [];
   const model = ctx.ranking ?? DEFAULT_RANKING;
-  const hits = await (await store(ctx)).search(scope, terms, Math.max(want * 2, 8));
+  // The store's order is total (rank, path, ord): the first n of a longer fetch are the n.
+  const n = knowledgeFetch(want);
+  const hits = fetched
+    ? (await fetched).slice(0, n)
+    : await (await store(ctx)).search(scope, terms, n);
   if (hits.length === 0) return [];
   const restates = restatement(served);
   const scored = hits.map((h, i) => ({
@@ -245,6 +256,23 @@ export async function knowledgeHits(
     });
   }
   return out;
+}
+
+/** How many chunks are fetched for `want` results (some may restate a memory served beside). */
+const knowledgeFetch = (want: number) => Math.max(want * 2, 8);
+
+/**
+ * The chunks knowledgeHits would read for up to `most` results, fetched ahead (a recall starts
+ * this beside its search: on a store over the network it is not one more round trip in a row).
+ */
+export async function knowledgeCandidates(
+  ctx: EngineContext,
+  terms: QueryTerm[],
+  most: number,
+): Promise<KnowledgeHit[]> {
+  const scope = ctx.binding.project;
+  if (!scope || most <= 0) return [];
+  return (await store(ctx)).search(scope, terms, knowledgeFetch(most));
 }
 
 /** Share of a chunk's words a memory already holds before the chunk counts as restating it. */

@@ -119,6 +119,17 @@ export async function recall(
   const model = ctx.ranking ?? DEFAULT_RANKING;
   const terms = model.frame ? contentTerms(query) : queryTerms(query);
   const pool = Math.max(50, limit * 5);
+  // The tombstones of the other scopes this binding reads do not depend on the candidates: on a
+  // store over the network they are read while the search runs (its own round trip, off the
+  // critical path). Awaited before anything is ranked; a failure fails the recall.
+  const rejectedSoon = rejectedHere(ctx);
+  rejectedSoon.catch(() => {});
+  // So are the knowledge chunks: fetched for the whole limit, cut to the room memories leave.
+  const knowledgeOn = opts.knowledge !== false && ctx.binding.project !== null;
+  const knowledgeSoon = knowledgeOn
+    ? import('./knowledge.js').then((k) => k.knowledgeCandidates(ctx, terms, limit))
+    : null;
+  knowledgeSoon?.catch(() => {});
   const lexical = await lexicalHits(ctx, terms, eligibility, pool, model, {
     query,
     window: model.temporal ? timeWindow(query, now) : null,
@@ -153,7 +164,7 @@ export async function recall(
   }
   // Eligibility the store cannot express: a value rejected in another scope this binding reads
   // is withheld, never ranked lower. Only the candidates in rank order are read, until full.
-  const rejected = await rejectedHere(ctx);
+  const rejected = await rejectedSoon;
   const sorted = [...best.values()].sort(
     (a, b) => b.parts.score - a.parts.score || (a.hit.head.id < b.hit.head.id ? -1 : 1),
   );
@@ -172,7 +183,7 @@ export async function recall(
   // The budget split: knowledge takes at most its share of the limit, more only where memories
   // leave room, and never a chunk that restates a memory served beside it.
   let knowledge: KnowledgeResult[] = [];
-  if (opts.knowledge !== false && ctx.binding.project) {
+  if (knowledgeSoon) {
     const { KNOWLEDGE_SHARE, knowledgeHits } = await import('./knowledge.js');
     const share = Math.max(1, Math.round(limit * KNOWLEDGE_SHARE));
     const room = Math.min(limit, Math.max(share, limit - ranked.length));
@@ -184,6 +195,7 @@ export async function recall(
         const f = fieldsOf(r.hit.view);
         return `${f.abstract} ${f.body}`;
       }),
+      knowledgeSoon,
     );
     if (ranked.length + knowledge.length > limit) ranked.length = limit - knowledge.length;
   }

@@ -279,6 +279,8 @@ export async function composeServedTenants(o: {
   env?: NodeJS.ProcessEnv;
   /** The command's settings (else the environment's: there is no store directory). */
   settings?: LoadedSettings;
+  /** The server's log (a usage write that failed and is retried). */
+  log?: (line: string) => void;
 }): Promise<ServedTenants> {
   const settings = (o.settings ?? loadSettings({}, o.env ?? process.env, { storeFile: false }))
     .settings;
@@ -287,6 +289,7 @@ export async function composeServedTenants(o: {
   const database = await openDatabase(o.db, {
     poolSize: o.poolSize,
     lockTimeoutMs: settings.store.lock_timeout_ms,
+    ...(o.log ? { log: o.log } : {}),
   });
   const clock = o.clock ?? systemClock;
   const registry = new SchemaRegistry();

@@ -22,7 +22,7 @@ export interface Database {
 
 export async function openDatabase(
   url: string,
-  opts: { poolSize?: number; lockTimeoutMs?: number } = {},
+  opts: { poolSize?: number; lockTimeoutMs?: number; log?: (line: string) => void } = {},
 ): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 20 });
   pool.on('error', () => {});
@@ -46,6 +46,8 @@ export async function openDatabase(
           return PostgresStore.forTenant(pool, {
             tenant,
             location,
+            // A server's recalls answer before their usage rows are written (usage-batch.ts).
+            usageBatch: { ...(opts.log ? { log: opts.log } : {}) },
             ...(opts.lockTimeoutMs !== undefined ? { lockTimeoutMs: opts.lockTimeoutMs } : {}),
           });
         })();

@@ -62,6 +62,7 @@ import { SessionRows } from './session-rows.js';
 import { KnowledgeRows } from './knowledge-rows.js';
 import { checkTenantName, tenantExists } from './tenants.js';
 import { reportOf } from '../journal-guard.js';
+import { UsageBatch, type UsageBatchOptions } from './usage-batch.js';
 
 export interface PostgresStoreOptions {
   tenant: string;
@@ -69,6 +70,11 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** How long a writer waits for the tenant's write lock (default 30 s). */
   lockTimeoutMs?: number;
+  /**
+   * Usage events written in the background, batched (a server: a recall does not wait for its
+   * usage row; usage-batch.ts says what is kept and when). Absent: each append is awaited.
+   */
+  usageBatch?: UsageBatchOptions;
 }
 
 /** The most writers one write transaction carries (bounds how long the lock is held). */
@@ -131,6 +137,21 @@ export class PostgresStore implements Store {
     this.artifacts = new ArtifactRows((text, values) => this.q(text, values), opts.tenant);
     this.lockKey = createHash('sha256').update(opts.tenant).digest().readInt32BE(0);
     this.lockTimeoutMs = opts.lockTimeoutMs ?? 30_000;
+    this.usageBatch = opts.usageBatch
+      ? new UsageBatch(
+          // On the pool, never in a write transaction (the batch outlives the request).
+          (events) => reads.appendUsage(this.poolQuery, this.tenant, events),
+          opts.usageBatch,
+        )
+      : null;
+  }
+
+  /** Background usage writes (a server), or null when each append is awaited. */
+  private readonly usageBatch: UsageBatch | null;
+
+  /** Every usage event appended so far is in the table (before a read, count or rewrite of it). */
+  private async settleUsage(): Promise<void> {
+    await this.usageBatch?.settle();
   }
 
   /** Connects, applies pending migrations and checks the tenant exists. */
@@ -185,6 +206,15 @@ export class PostgresStore implements Store {
       throw pgError(e);
     }
   }
+
+  /** A statement on the pool whatever transaction the caller runs in, errors mapped. */
+  private readonly poolQuery: reads.Query = async (text, values = [], name) => {
+    try {
+      return await (name ? this.pool.query({ name, text, values }) : this.pool.query(text, values));
+    } catch (e) {
+      throw pgError(e);
+    }
+  };
 
   /** `q` as a value for the statement modules (bound once). */
   private readonly query: reads.Query = (text, values, name) => this.q(text, values, name);
@@ -481,10 +511,13 @@ export class PostgresStore implements Store {
   }
 
   async usage(opts: { since?: string } = {}): Promise<UsageEvent[]> {
+    await this.settleUsage();
     return reads.usage(this.query, this.tenant, opts);
   }
 
   async appendUsage(events: UsageEvent[]): Promise<void> {
+    // Inside a write transaction the events commit (or roll back) with it.
+    if (this.usageBatch && !this.tx.getStore()) return this.usageBatch.add(events);
     return reads.appendUsage(this.query, this.tenant, events);
   }
 
@@ -569,6 +602,7 @@ export class PostgresStore implements Store {
    * the tsvector) from the stored revisions, lineage by lineage, in one transaction.
    */
   async rebuild(onProgress?: (done: number, total: number) => void): Promise<RebuildReport> {
+    await this.settleUsage();
     return this.withWriteLock(async () => {
       this.forget();
       const c = this.tx.getStore()!;
@@ -584,6 +618,7 @@ export class PostgresStore implements Store {
   }
 
   async integrity(opts: IntegrityOptions = {}): Promise<IntegrityFinding[]> {
+    await this.settleUsage();
     const verified = await this.verifyJournal();
     return integrityFindings(this.db, this.tenant, verified, opts);
   }
@@ -597,6 +632,8 @@ export class PostgresStore implements Store {
   }
 
   async purge(req: PurgeRequest): Promise<PurgeReport> {
+    // Usage rows carry queries: the purge rewrites them, so none may still be on its way.
+    await this.settleUsage();
     const report = await this.withWriteLock(async () => {
       // The purge commits (reading the head itself), rewrites journal rows and drops tombstones.
       this.forget();
@@ -617,6 +654,7 @@ export class PostgresStore implements Store {
   }
 
   async finishPurge(id: string): Promise<string[]> {
+    await this.settleUsage();
     await this.withWriteLock(async () => {
       this.forget();
       await rederiveLineages(this.tx.getStore()!, this.tenant, undefined, [id]);
@@ -630,6 +668,7 @@ export class PostgresStore implements Store {
   }
 
   async scan(visit: (place: ScanPlace, text: string) => void): Promise<void> {
+    await this.settleUsage();
     await scanRows(this.db, this.tenant, visit);
   }
 
@@ -639,6 +678,7 @@ export class PostgresStore implements Store {
 
   async close(): Promise<void> {
     await this.queue.catch(() => {});
+    await this.usageBatch?.close();
     if (this.ownsPool) await this.pool.end();
   }
 }

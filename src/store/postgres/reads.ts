@@ -113,6 +113,7 @@ export async function tombstones(
      WHERE tenant_id = $1 AND scope = ANY($2::text[])
      ORDER BY scope, key, seq DESC`,
     [tenant, scopes],
+    'mneme_tombstones',
   );
   return rows.filter((r) => r.event === 'arm').map((r) => JSON.parse(r.doc) as Tombstone);
 }
@@ -240,6 +241,7 @@ export async function appendUsage(
       events.map((e) => e.kind),
       events.map((e) => JSON.stringify(e)),
     ],
+    'mneme_usage_append',
   );
 }
 

@@ -251,16 +251,18 @@ export async function checkToken(
     expires_at: Date | null;
     disabled_at: Date | null;
     expired: boolean;
-  }>(
-    `WITH used AS (
+  }>({
+    // Prepared once per connection: every request of a server runs it.
+    name: 'mneme_check_token',
+    text: `WITH used AS (
        UPDATE tokens SET last_used_at = now()
        WHERE hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
          AND (last_used_at IS NULL OR last_used_at < now() - interval '${LAST_USED_GRAIN}'))
      SELECT k.id, k.tenant_id, k.projects, k.revoked_at, k.expires_at, n.disabled_at,
             k.expires_at IS NOT NULL AND k.expires_at <= now() AS expired
      FROM tokens k JOIN tenants n ON n.name = k.tenant_id WHERE k.hash = $1`,
-    [hashToken(token)],
-  );
+    values: [hashToken(token)],
+  });
   const row = rows[0];
   if (!row) return null;
   const renew = `ask the operator for a new token (\`mneme token create --tenant ${row.tenant_id} --db URL\`) and put it in this client's configuration`;

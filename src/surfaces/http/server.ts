@@ -150,6 +150,7 @@ export async function startDbServer(o: DbServeOptions): Promise<RunningDbServer>
     poolSize: o.poolSize,
     clock: o.clock,
     settings,
+    ...(o.log ? { log: o.log } : {}),
   });
   const tokenOf = (caller: Caller) => {
     if (caller.kind !== 'token')

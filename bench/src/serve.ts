@@ -96,6 +96,11 @@ function startInstance(url: string): Promise<{ child: ChildProcess; base: string
 }
 
 export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
+  const reuse = cfg.reuseDb !== undefined;
+  if (reuse && !/^[a-z_][a-z0-9_]*$/.test(cfg.reuseDb!))
+    throw new MnemeError('invalid', `--reuse-db: "${cfg.reuseDb}" is not a database name`, {
+      hint: 'pass the name a run with --keep printed (its result has it under "database")',
+    });
   let workloadFile = cfg.workload;
   let tmp: string | null = null;
   if (!workloadFile) {
@@ -118,11 +123,6 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
       },
     );
   });
-  const reuse = cfg.reuseDb !== undefined;
-  if (reuse && !/^[a-z_][a-z0-9_]*$/.test(cfg.reuseDb!))
-    throw new MnemeError('invalid', `--reuse-db: "${cfg.reuseDb}" is not a database name`, {
-      hint: 'pass the name a run with --keep printed (its result has it under "database")',
-    });
   const dbName = cfg.reuseDb ?? `mneme_bench_serve_${randomBytes(4).toString('hex')}`;
   if (!reuse) await admin.query(`CREATE DATABASE ${dbName}`);
   const u = new URL(cfg.admin);

@@ -397,7 +397,16 @@ program
     'shares of the load, e.g. remember=1 for writes only (default recall=0.8,remember=0.15,supersede=0.035,forget=0.015)',
   )
   .option('--workload <file>', 'a gen-workload.mjs file instead of generating one')
-  .option('--keep', 'keep the database afterwards (its name is in the result)')
+  .option('--keep', 'keep the database afterwards (its name is in the result), for --reuse-db')
+  .option(
+    '--reuse-db <name>',
+    'run against a database a --keep run seeded (same workload, tenants, memories, schema) instead of seeding one',
+  )
+  .option(
+    '--rate <r>',
+    'open loop: Poisson arrivals at R requests/s in total, latency from each scheduled start (default: closed loop, --clients waiting for their answers)',
+    parsePositive('--rate'),
+  )
   .option('--out <file>', 'write the result here and nowhere else')
   .option('--label <name>', 'name this configuration in the result file (default: default)')
   .action(
@@ -412,6 +421,8 @@ program
       mix?: string;
       workload?: string;
       keep?: boolean;
+      reuseDb?: string;
+      rate?: number;
       out?: string;
       label?: string;
     }) => {
@@ -429,25 +440,30 @@ program
           mix,
           workload: o.workload,
           keep: o.keep === true,
+          reuseDb: o.reuseDb,
+          rate: o.rate,
         },
         stderr,
       );
       // The Postgres URL is the harness's, not a configuration of the result: no `postgres` label.
-      await finish({ out: o.out, label: o.label ?? `${o.memories / 1000}k` }, r, () =>
-        [
-          table([
-            ['op', 'count', 'per_s', 'p50_ms', 'p95_ms', 'p99_ms'],
-            ...Object.entries(r.ops).map(([k, v]) => [
-              k,
-              String(v.count),
-              String(v.per_s),
-              String(v.p50_ms ?? '—'),
-              String(v.p95_ms ?? '—'),
-              String(v.p99_ms ?? '—'),
+      await finish(
+        { out: o.out, label: o.label ?? `${o.memories / 1000}k${o.rate ? `-open${o.rate}` : ''}` },
+        r,
+        () =>
+          [
+            table([
+              ['op', 'count', 'per_s', 'p50_ms', 'p95_ms', 'p99_ms'],
+              ...Object.entries(r.ops).map(([k, v]) => [
+                k,
+                String(v.count),
+                String(v.per_s),
+                String(v.p50_ms ?? '—'),
+                String(v.p95_ms ?? '—'),
+                String(v.p99_ms ?? '—'),
+              ]),
             ]),
-          ]),
-          `errors ${r.metrics.errors}, lost writes ${r.metrics.lost_writes}, foreign results ${r.metrics.foreign_results}, journals ${r.metrics.journals_ok ? 'verify' : 'DO NOT verify'}; recall hit@5 ${r.metrics['recall_hit@5']}; seeded ${r.metrics.seed_writes_per_s} writes/s`,
-        ].join('\n'),
+            `errors ${r.metrics.errors}, lost writes ${r.metrics.lost_writes}, foreign results ${r.metrics.foreign_results}, journals ${r.metrics.journals_ok ? 'verify' : 'DO NOT verify'}; recall hit@5 ${r.metrics['recall_hit@5']}; ${r.metrics.seed_writes_per_s === null ? 'database reused' : `seeded ${r.metrics.seed_writes_per_s} writes/s`}`,
+          ].join('\n'),
       );
       if (
         r.metrics.errors ||

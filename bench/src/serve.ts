@@ -5,6 +5,13 @@
 // supersede/forget 5% through the real API. Then: every acknowledged write is in the database,
 // every tenant's journal and the operator journal verify (the real CLI), and no id in any
 // response belongs to another tenant.
+//
+// Two ways to drive it: closed loop (the default: C clients, each sending its next request when
+// the last one answered — the saturation throughput; its latency is C ÷ throughput by Little's
+// law) and open loop (`rate`: Poisson arrivals at R requests/s in total, each request's latency
+// measured from its scheduled start, so a server that falls behind shows it as latency).
+// `keep` leaves the seeded database behind with what a later run needs to reuse it (`reuseDb`:
+// the schema version and the workload's hash are checked, the seeding is skipped).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -12,9 +19,11 @@ import os from 'node:os';
 import pg from 'pg';
 import { MnemeError } from '../../src/core/errors.js';
 import { namedProjectScope } from '../../src/core/scope.js';
+import { SCHEMA_VERSION } from '../../src/store/postgres/schema.js';
 import { openEngine, withGovernance } from '../../src/surfaces/compose.js';
 import { BENCH_ACTOR, readDataFile } from './harness.js';
 import { percentile } from './metrics.js';
+import { opaqueKey } from './ingest.js';
 import { BIN, generateWorkload, rememberOp, type Workload } from './scale.js';
 import { syntheticText } from './synthetic-text.js';
 
@@ -31,7 +40,14 @@ export interface ServeConfig {
   mix?: Mix;
   workload?: string;
   keep: boolean;
+  /** A database a run with `keep` left: reused, not seeded (same workload, tenants, size). */
+  reuseDb?: string;
+  /** Open loop: Poisson arrivals at this many requests per second in total (default: closed). */
+  rate?: number;
 }
+
+/** What a kept database records of its seeding, checked before it is reused. */
+const META_TABLE = 'bench_serve_meta';
 
 const PROJECT = 'bench';
 const r2 = (n: number) => Math.round(n * 100) / 100;
@@ -80,6 +96,11 @@ function startInstance(url: string): Promise<{ child: ChildProcess; base: string
 }
 
 export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
+  const reuse = cfg.reuseDb !== undefined;
+  if (reuse && !/^[a-z_][a-z0-9_]*$/.test(cfg.reuseDb!))
+    throw new MnemeError('invalid', `--reuse-db: "${cfg.reuseDb}" is not a database name`, {
+      hint: 'pass the name a run with --keep printed (its result has it under "database")',
+    });
   let workloadFile = cfg.workload;
   let tmp: string | null = null;
   if (!workloadFile) {
@@ -102,8 +123,8 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
       },
     );
   });
-  const dbName = `mneme_bench_serve_${randomBytes(4).toString('hex')}`;
-  await admin.query(`CREATE DATABASE ${dbName}`);
+  const dbName = cfg.reuseDb ?? `mneme_bench_serve_${randomBytes(4).toString('hex')}`;
+  if (!reuse) await admin.query(`CREATE DATABASE ${dbName}`);
   const u = new URL(cfg.admin);
   u.pathname = `/${dbName}`;
   const url = u.toString();
@@ -112,13 +133,22 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
   ).rows[0]!.v;
   const children: ChildProcess[] = [];
   const scope = namedProjectScope(PROJECT);
+  const tenants = Array.from({ length: cfg.tenants }, (_, i) => `t${i + 1}`);
+  const meta = {
+    schema_version: SCHEMA_VERSION,
+    workload_sha256: data.sha256,
+    tenants: cfg.tenants,
+    memories_per_tenant: memories.length,
+  };
+  let runsBefore = 0;
   try {
+    if (reuse) runsBefore = await checkReusable(url, dbName, meta);
     // Tenants and tokens through governance (journaled), each token allowed only `bench`.
-    const tenants = Array.from({ length: cfg.tenants }, (_, i) => `t${i + 1}`);
+    // A reused database keeps its tenants; each run issues its own tokens.
     const tokens = new Map<string, string>();
     await withGovernance(url, async (g) => {
       for (const t of tenants) {
-        await g.createTenant(t);
+        if (!reuse) await g.createTenant(t);
         tokens.set(t, (await g.issueToken({ tenant: t, projects: [scope] })).token);
       }
     });
@@ -130,8 +160,9 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
     const progress = () =>
       stderr(`\rseed ${tenants.map((t) => `${t} ${seeded.get(t)}/${memories.length}`).join(', ')}`);
     const seedStart = performance.now();
+    if (reuse) for (const t of tenants) nameOf.set(t, await seededNames(url, t, memories));
     await Promise.all(
-      tenants.map(async (t) => {
+      (reuse ? [] : tenants).map(async (t) => {
         const engine = await openEngine({
           db: url,
           tenant: t,
@@ -155,12 +186,21 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
         nameOf.set(t, names);
       }),
     );
-    stderr('\n');
+    if (!reuse) stderr('\n');
     const seedS = (performance.now() - seedStart) / 1000;
     let dbBytes = 0;
     await admin.query('SELECT 1'); // keep the admin connection alive across a long seed
     {
       const p = new pg.Pool({ connectionString: url, max: 1 });
+      if (cfg.keep && !reuse) {
+        await p.query(`CREATE TABLE ${META_TABLE}(k text PRIMARY KEY, v text NOT NULL)`);
+        await p.query(`INSERT INTO ${META_TABLE} SELECT * FROM unnest($1::text[], $2::text[])`, [
+          Object.keys(meta),
+          Object.values(meta).map(String),
+        ]);
+      }
+      if (reuse) await p.query(`UPDATE ${META_TABLE} SET v = (v::int + 1)::text WHERE k = 'runs'`);
+      else if (cfg.keep) await p.query(`INSERT INTO ${META_TABLE} VALUES ('runs', '1')`);
       await p.query('ANALYZE');
       dbBytes = Number(
         (await p.query<{ b: string }>('SELECT pg_database_size(current_database()) AS b')).rows[0]!
@@ -181,95 +221,136 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
     let hits = 0;
     let asked = 0;
     const mix = cfg.mix ?? DEFAULT_MIX;
-    const deadline = performance.now() + cfg.durationS * 1000;
-    const loadavgBefore = os.loadavg().map(r2);
-    const loadStart = performance.now();
-    await Promise.all(
-      Array.from({ length: cfg.clients }, async (_, c) => {
-        const tenant = tenants[c % tenants.length]!;
-        const base = instances[c % instances.length]!.base;
-        const headers = {
+    // One client identity per --clients: its tenant, instance, token, text and its own memories
+    // (the only ones it revises; in the open loop one in flight is not picked again).
+    const clients = Array.from({ length: cfg.clients }, (_, c) => {
+      const tenant = tenants[c % tenants.length]!;
+      return {
+        tenant,
+        base: instances[c % instances.length]!.base,
+        headers: {
           authorization: `Bearer ${tokens.get(tenant)}`,
           'content-type': 'application/json',
-        };
-        const { rand, words } = syntheticText(1000 + c);
-        const mine: { id: string; rev: number }[] = [];
-        let q = c * 7;
-        while (performance.now() < deadline) {
-          const x = rand();
-          const picked: OpName =
-            x < mix.recall
-              ? 'recall'
-              : x < mix.recall + mix.remember
-                ? 'remember'
-                : x < mix.recall + mix.remember + mix.supersede
-                  ? 'supersede'
-                  : 'forget';
-          // Nothing of this client's to revise yet: it remembers first.
-          const op: OpName = picked !== 'recall' && mine.length === 0 ? 'remember' : picked;
-          const t0 = performance.now();
-          try {
-            if (op === 'recall') {
-              const query = w.queries[q++ % w.queries.length]!;
-              const r = await fetch(
-                `${base}/api/recall?q=${encodeURIComponent(query.query)}&project=${PROJECT}&limit=5`,
-                { headers },
-              );
-              const b = (await r.json()) as { results?: { id: string }[] };
-              if (r.status !== 200 || !b.results) throw new Error(`recall ${r.status}`);
-              lat.recall.push(performance.now() - t0);
-              for (const m of b.results) seen.get(tenant)!.add(m.id);
-              asked++;
-              const target = nameOf.get(tenant)!.get(query.target);
-              if (b.results.slice(0, 5).some((m) => m.id === target)) hits++;
-              continue;
-            }
-            let path: string;
-            let body: Record<string, unknown>;
-            let extra: Record<string, string> = {};
-            let pick = -1;
-            if (op === 'remember') {
-              path = '/api/memories';
-              body = {
-                type: 'fact',
-                abstract: `load ${words(8)}`,
-                body: words(30),
-                project: PROJECT,
-              };
-            } else {
-              pick = Math.floor(rand() * mine.length);
-              const m = mine[pick]!;
-              path = `/api/memories/${m.id}/${op === 'supersede' ? 'supersede' : 'retract'}`;
-              body =
-                op === 'supersede'
-                  ? { abstract: `load revised ${words(8)}`, project: PROJECT }
-                  : { reason: 'bench forget', project: PROJECT };
-              extra = { 'if-match': `"${m.rev}"` };
-            }
-            const r = await fetch(`${base}${path}`, {
-              method: 'POST',
-              headers: { ...headers, ...extra },
-              body: JSON.stringify(body),
-            });
-            const b = (await r.json()) as {
-              id?: string;
-              rev?: number;
-              error?: { message: string };
-            };
-            if ((r.status !== 201 && r.status !== 200) || !b.id || typeof b.rev !== 'number')
-              throw new Error(`${op} ${r.status} ${b.error?.message ?? ''}`.trim());
-            lat[op].push(performance.now() - t0);
-            acks.push({ tenant, id: b.id, rev: b.rev });
-            seen.get(tenant)!.add(b.id);
-            if (op === 'remember') mine.push({ id: b.id, rev: b.rev });
-            else if (op === 'supersede') mine[pick] = { id: b.id, rev: b.rev };
-            else mine.splice(pick, 1);
-          } catch (e) {
-            errors.push((e as Error).message.slice(0, 200));
-          }
+        },
+        // A reused database holds the earlier runs' writes: new texts, or they would collide.
+        ...syntheticText(1000 + c + 100_003 * runsBefore),
+        mine: [] as { id: string; rev: number; busy: boolean }[],
+        q: c * 7,
+      };
+    });
+    type Client = (typeof clients)[number];
+    const pickOp = (cl: Client): OpName => {
+      const x = cl.rand();
+      const picked: OpName =
+        x < mix.recall
+          ? 'recall'
+          : x < mix.recall + mix.remember
+            ? 'remember'
+            : x < mix.recall + mix.remember + mix.supersede
+              ? 'supersede'
+              : 'forget';
+      // Nothing of this client's to revise (or all of it in flight): it remembers instead.
+      return picked !== 'recall' && !cl.mine.some((m) => !m.busy) ? 'remember' : picked;
+    };
+    /** One request; its latency counted from `t0` (the scheduled start in the open loop). */
+    const runOp = async (cl: Client, op: OpName, t0: number): Promise<void> => {
+      const { tenant, base, headers } = cl;
+      try {
+        if (op === 'recall') {
+          const query = w.queries[cl.q++ % w.queries.length]!;
+          const r = await fetch(
+            `${base}/api/recall?q=${encodeURIComponent(query.query)}&project=${PROJECT}&limit=5`,
+            { headers },
+          );
+          const b = (await r.json()) as { results?: { id: string }[] };
+          if (r.status !== 200 || !b.results) throw new Error(`recall ${r.status}`);
+          lat.recall.push(performance.now() - t0);
+          for (const m of b.results) seen.get(tenant)!.add(m.id);
+          asked++;
+          const target = nameOf.get(tenant)!.get(query.target);
+          if (b.results.slice(0, 5).some((m) => m.id === target)) hits++;
+          return;
         }
-      }),
-    );
+        let path: string;
+        let body: Record<string, unknown>;
+        let extra: Record<string, string> = {};
+        let m: Client['mine'][number] | undefined;
+        if (op === 'remember') {
+          path = '/api/memories';
+          body = {
+            type: 'fact',
+            abstract: `load ${cl.words(8)}`,
+            body: cl.words(30),
+            project: PROJECT,
+          };
+        } else {
+          const free = cl.mine.filter((x) => !x.busy);
+          m = free[Math.floor(cl.rand() * free.length)]!;
+          m.busy = true;
+          path = `/api/memories/${m.id}/${op === 'supersede' ? 'supersede' : 'retract'}`;
+          body =
+            op === 'supersede'
+              ? { abstract: `load revised ${cl.words(8)}`, project: PROJECT }
+              : { reason: 'bench forget', project: PROJECT };
+          extra = { 'if-match': `"${m.rev}"` };
+        }
+        try {
+          const r = await fetch(`${base}${path}`, {
+            method: 'POST',
+            headers: { ...headers, ...extra },
+            body: JSON.stringify(body),
+          });
+          const b = (await r.json()) as {
+            id?: string;
+            rev?: number;
+            error?: { message: string };
+          };
+          if ((r.status !== 201 && r.status !== 200) || !b.id || typeof b.rev !== 'number')
+            throw new Error(`${op} ${r.status} ${b.error?.message ?? ''}`.trim());
+          lat[op].push(performance.now() - t0);
+          acks.push({ tenant, id: b.id, rev: b.rev });
+          seen.get(tenant)!.add(b.id);
+          if (op === 'remember') cl.mine.push({ id: b.id, rev: b.rev, busy: false });
+          else if (op === 'supersede') m!.rev = b.rev;
+          else cl.mine.splice(cl.mine.indexOf(m!), 1);
+        } finally {
+          if (m) m.busy = false;
+        }
+      } catch (e) {
+        errors.push((e as Error).message.slice(0, 200));
+      }
+    };
+    const loadavgBefore = os.loadavg().map(r2);
+    const loadStart = performance.now();
+    const deadline = loadStart + cfg.durationS * 1000;
+    let late = 0;
+    let maxInFlight = 0;
+    if (cfg.rate === undefined) {
+      await Promise.all(
+        clients.map(async (cl) => {
+          while (performance.now() < deadline) await runOp(cl, pickOp(cl), performance.now());
+        }),
+      );
+    } else {
+      // Poisson arrivals (exponential gaps, a seeded generator), the clients in turn; a request
+      // is sent at its scheduled time whether or not the earlier ones have answered.
+      const { rand } = syntheticText(7);
+      const pending: Promise<void>[] = [];
+      let inFlight = 0;
+      let at = loadStart;
+      for (let i = 0; ; i++) {
+        at += (-Math.log(1 - rand()) / cfg.rate) * 1000;
+        if (at >= deadline) break;
+        const wait = at - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        else if (wait < -5) late++; // the generator itself fell behind (the machine is busy)
+        const cl = clients[i % clients.length]!;
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        pending.push(runOp(cl, pickOp(cl), at).finally(() => inFlight--));
+      }
+      await Promise.all(pending);
+    }
     const loadS = (performance.now() - loadStart) / 1000;
 
     // After the run: acknowledged writes, tenant isolation of every returned id, journals.
@@ -341,6 +422,11 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
         memories_per_tenant: memories.length,
         clients: cfg.clients,
         duration_s: cfg.durationS,
+        // closed: each client waits for its answer (saturation throughput); open: Poisson
+        // arrivals at rate_per_s, latency from each request's scheduled start.
+        loop: cfg.rate === undefined ? 'closed' : 'open',
+        rate_per_s: cfg.rate ?? null,
+        reused_db: reuse ? { database: dbName, runs_before: runsBefore } : null,
         mix: Object.fromEntries(
           Object.entries(mix).map(([k, v]) => [k, Math.round(v * 1e4) / 1e4]),
         ),
@@ -369,16 +455,19 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
         journals_ok: journalsOk ? 1 : 0,
         // The database after seeding (every tenant, indexes included), per 1,000 memories.
         db_mb_per_1k_memories: r2(dbBytes / 2 ** 20 / ((memories.length * cfg.tenants) / 1000)),
-        seed_writes_per_s: r2((memories.length * cfg.tenants) / seedS),
+        seed_writes_per_s: reuse ? null : r2((memories.length * cfg.tenants) / seedS),
       },
       ops,
       load_s: r2(loadS),
       // The machine is shared: its 1/5/15-minute load averages as the load began and ended.
       loadavg: { before: loadavgBefore, after: os.loadavg().map(r2) },
-      seed_s: r2(seedS),
+      seed_s: reuse ? null : r2(seedS),
       journals: { ...journals, _operator: operatorOk },
       error_samples: [...new Set(errors)].slice(0, 8),
-      database: cfg.keep ? dbName : null,
+      // Open loop: arrivals sent over 5 ms late (the load generator behind), most in flight.
+      open_loop:
+        cfg.rate === undefined ? null : { late_arrivals: late, max_in_flight: maxInFlight },
+      database: cfg.keep || reuse ? dbName : null,
     };
   } finally {
     for (const ch of children) ch.kill('SIGTERM');
@@ -387,7 +476,83 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
         ch.exitCode === null ? new Promise((r) => ch.once('exit', r)) : Promise.resolve(),
       ),
     );
-    if (!cfg.keep) await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    if (!cfg.keep && !reuse) await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
     await admin.end();
+  }
+}
+
+/**
+ * Whether a kept database can serve this run: made by a run with --keep (its meta table), at
+ * this code's schema version (a migration would change what is measured, and a newer one
+ * cannot be opened), seeded from the same workload with the same tenants and size. Returns how
+ * many runs it has served.
+ */
+async function checkReusable(
+  url: string,
+  name: string,
+  want: Record<string, string | number>,
+): Promise<number> {
+  const p = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const have = new Map<string, string>();
+    try {
+      const { rows } = await p.query<{ k: string; v: string }>(`SELECT k, v FROM ${META_TABLE}`);
+      for (const r of rows) have.set(r.k, r.v);
+    } catch (e) {
+      throw new MnemeError(
+        'invalid',
+        `--reuse-db ${name}: not a database a bench serve --keep run left (${(e as Error).message})`,
+        { hint: 'seed one with `mneme bench serve --keep …` and pass the name its result gives' },
+      );
+    }
+    const { rows } = await p.query<{ v: number | null }>(
+      'SELECT max(version) AS v FROM schema_migrations',
+    );
+    have.set('schema_version', String(rows[0]?.v ?? 0));
+    const wrong = Object.entries(want).filter(([k, v]) => have.get(k) !== String(v));
+    if (wrong.length > 0)
+      throw new MnemeError(
+        'invalid',
+        `--reuse-db ${name}: seeded for another run (${wrong.map(([k, v]) => `${k} ${have.get(k) ?? 'missing'}, this run ${v}`).join('; ')})`,
+        {
+          hint: 'pass the same --tenants, --memories and --workload it was seeded with, on the same schema; or seed a new one with --keep',
+        },
+      );
+    return Number(have.get('runs') ?? 0);
+  } finally {
+    await p.end();
+  }
+}
+
+/** A reused tenant's workload names → memory ids, from the subject every seeded memory carries. */
+async function seededNames(
+  url: string,
+  tenant: string,
+  memories: Workload['memories'],
+): Promise<Map<string, string>> {
+  const p = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const { rows } = await p.query<{ id: string; s: string | null }>(
+      `SELECT id, (doc::json -> 'fields' ->> 'subject') AS s FROM revisions
+       WHERE tenant_id = $1 AND rev = 1`,
+      [tenant],
+    );
+    const bySubject = new Map(rows.flatMap((r) => (r.s === null ? [] : [[r.s, r.id] as const])));
+    const names = new Map<string, string>();
+    let missing = 0;
+    for (const m of memories) {
+      const id = bySubject.get(opaqueKey(m.name));
+      if (id === undefined) missing++;
+      else names.set(m.name, id);
+    }
+    if (missing > 0)
+      throw new MnemeError(
+        'invalid',
+        `--reuse-db: tenant ${tenant} lacks ${missing} of the ${memories.length} seeded memories`,
+        { hint: 'the database was not seeded completely: seed a new one with --keep' },
+      );
+    return names;
+  } finally {
+    await p.end();
   }
 }

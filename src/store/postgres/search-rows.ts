@@ -72,7 +72,7 @@ export async function nearest(
  * rows, tokens, and each term's document frequency — a word's from fts_terms, a phrase's (or a
  * token the text search parser would split) counted through the index.
  */
-const CORPUS = `SELECT coalesce(c.n_rows, 0)::int AS n, coalesce(c.n_tokens, 0)::float8 AS tokens,
+export const CORPUS = `SELECT coalesce(c.n_rows, 0)::int AS n, coalesce(c.n_tokens, 0)::float8 AS tokens,
   ARRAY(SELECT CASE WHEN numnode(x.q) = 1
       THEN coalesce((SELECT f.df FROM fts_terms f WHERE f.tenant_id = $1
                      AND f.lexeme = (tsvector_to_array(to_tsvector('simple', x.t)))[1]), 0)
@@ -102,7 +102,7 @@ type Scored = Candidate & { score: number };
 /** The candidate statement's text, with or without the eligibility predicate. */
 const CANDIDATES = new Map<boolean, string>();
 
-function candidatesSql(eligible: boolean): string {
+export function candidatesSql(eligible: boolean): string {
   let text = CANDIDATES.get(eligible);
   if (text === undefined) {
     // $1 tenant, $2 the match (one phrase per term), $3 scopes; then the eligibility's

@@ -135,7 +135,7 @@ test('narrowing keeps the rarest terms within each budget, widening to every ter
 test('ranking candidates: a narrowed cut adds the left-out terms; ties go to the smaller id', () => {
   const stats = { rows: 1000, tokens: 20000 };
   const idf = [bm25Idf(1000, 10), bm25Idf(1000, 300)];
-  const m = rankingModel({ narrowCandidates: 2 });
+  const m = rankingModel({ narrowCandidates: 2, leftOut: 'presence' });
   const c = (id: string, tf: [number, number, number][], length = 20) => ({
     id,
     rev: 1,
@@ -197,10 +197,10 @@ test('ranking candidates: a narrowed cut adds the left-out terms; ties go to the
 test('the left-out variants: presence, one saturated occurrence, exact BM25', () => {
   const stats = { rows: 1000, tokens: 20000 }; // average length 20
   const idf = 2;
-  const presence = rankingModel();
-  const saturated = rankingModel({ leftOut: 'saturated' });
+  const presence = rankingModel({ leftOut: 'presence' });
+  const saturated = rankingModel();
   const exact = rankingModel({ leftOut: 'bm25' });
-  assert.equal(presence.leftOut, 'presence', 'the default');
+  assert.equal(saturated.leftOut, 'saturated', 'the default');
   // Twice in the body and once in the abstract of a 40-token candidate.
   const tf: [number, number, number] = [1, 2, 0];
   assert.equal(leftOutScore(tf, idf, presence, 40, stats), idf * presence.abstractWeight);

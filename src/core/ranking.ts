@@ -78,8 +78,9 @@ export interface RankingModel {
 
 /**
  * How a left-out term counts toward a narrowed candidate (leftOutScore): `presence`, its idf
- * times the heaviest field weight holding it (the default); `saturated`, BM25 of one occurrence
- * in that field at the average length; `bm25`, its exact BM25 from its counts and the
+ * times the heaviest field weight holding it; `saturated` (the default), BM25 of one occurrence
+ * in that field at the average length — capped as a kept term's score is, where presence let a
+ * left-out common word outweigh any kept one (4 × idf in the abstract against at most 2.2 × idf); `bm25`, its exact BM25 from its counts and the
  * candidate's length (the narrowed cut then ranks as the unnarrowed query would).
  */
 export const LEFT_OUT = ['presence', 'saturated', 'bm25'] as const;
@@ -100,7 +101,7 @@ export const DEFAULT_RANKING: RankingModel = Object.freeze({
   extraWeight: 2,
   narrowBudgets: Object.freeze([150, 800, 3000, 20000, Infinity]),
   narrowCandidates: 100,
-  leftOut: 'presence',
+  leftOut: 'saturated',
   prf: true,
   prfDocs: 3,
   prfTerms: 10,

@@ -565,6 +565,38 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         }
         assert.ok(hits > 50 && hits < texts.length, `some refused, some not (${hits})`);
         assert.ok(narrowed > texts.length / 2, `the lookup reads few tombstones (${narrowed})`);
+        // Values sharing grams (two words in common, the third each its own): a text holding
+        // the common words reads almost none of them, one holding all of a value's reads it.
+        const C = 'bcdfghjkmnpqrtvwxz';
+        const third = (i: number) => `zor${C[Math.floor(i / 18) % 18]}${C[i % 18]}q`;
+        await f.a.apply(
+          Array.from({ length: 200 }, (_, i) => ({
+            op: 'arm' as const,
+            value: `billing worker ${third(i)}`,
+            scope: PROJECT_A,
+          })),
+          HUMAN,
+        );
+        const shared = await f.store.tombstones([PROJECT_A]);
+        const fullShared = tombstoneMatcher(shared, PROJECT_A);
+        for (const [text, want] of [
+          ['The billing worker retries after a deploy', null],
+          [`Billing w0rker ${third(37)}.`, `billing worker ${third(37)}`],
+          [`billing worker ${third(37)}x`, null],
+        ] as const) {
+          const got = await f.store.tombstoneCandidates(
+            PROJECT_A,
+            tombstoneProbe(PROJECT_A, [text], [text]),
+          );
+          assert.ok(got.length <= 5, `${text}: ${got.length} of ${shared.length} read`);
+          const m = tombstoneMatcher(got, PROJECT_A);
+          const hit = m.value(text) ?? m.passage(text);
+          assert.equal(hit?.value_norm ?? null, want, text);
+          assert.equal(
+            hit?.key ?? null,
+            (fullShared.value(text) ?? fullShared.passage(text))?.key ?? null,
+          );
+        }
         // Through the write gate: a respelling is refused, another number is stored.
         const v = 'the staging database password rotates every 90 days';
         await f.a.apply([{ op: 'arm', value: v, scope: PROJECT_A }], HUMAN);

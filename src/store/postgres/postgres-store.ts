@@ -61,6 +61,7 @@ import { migrate } from './schema.js';
 import { SessionRows } from './session-rows.js';
 import { KnowledgeRows } from './knowledge-rows.js';
 import { checkTenantName, tenantExists } from './tenants.js';
+import { tombstoneCandidates } from './tombstone-rows.js';
 import { reportOf } from '../journal-guard.js';
 
 export interface PostgresStoreOptions {
@@ -422,7 +423,7 @@ export class PostgresStore implements Store {
   }
 
   async tombstoneCandidates(scope: string, probe: TombstoneProbe): Promise<Tombstone[]> {
-    return reads.tombstoneCandidates(this.query, this.tenant, scope, probe);
+    return tombstoneCandidates(this.query, this.tenant, scope, probe);
   }
 
   async proposals(q: ProposalQuery): Promise<Proposal[]> {

@@ -4,7 +4,7 @@
 // proposals, usage, and the counts `status` reports. Each takes the store's query function.
 import type pg from 'pg';
 import { EMPTY_HEAD, type JournalEntry } from '../../core/journal.js';
-import type { Tombstone, TombstoneProbe } from '../../core/normalize.js';
+import type { Tombstone } from '../../core/normalize.js';
 import type { Proposal } from '../../core/proposal.js';
 import type { RevisionView } from '../../core/types.js';
 import type { JournalQuery, ProposalQuery, StoreStatus, UsageEvent } from '../port.js';
@@ -113,34 +113,6 @@ export async function tombstones(
      WHERE tenant_id = $1 AND scope = ANY($2::text[])
      ORDER BY scope, key, seq DESC`,
     [tenant, scopes],
-  );
-  return rows.filter((r) => r.event === 'arm').map((r) => JSON.parse(r.doc) as Tombstone);
-}
-
-/** The armed tombstones of `scope` the probe finds (by key, or by gram in tombstone_grams). */
-export async function tombstoneCandidates(
-  query: Query,
-  tenant: string,
-  scope: string,
-  probe: TombstoneProbe,
-): Promise<Tombstone[]> {
-  // Index lookups only, one per gram and one per key found (LATERAL, collation "C" as the
-  // columns have it, so the planner cannot turn either into a scan of the tenant's tombstones):
-  // the latest event of each key, in the order `tombstones` lists them.
-  const { rows } = await query<{ event: string; doc: string }>(
-    `WITH k AS (
-       SELECT g.key FROM unnest($3::text[]) AS q(gram), LATERAL (
-         SELECT key FROM tombstone_grams
-         WHERE tenant_id = $1 AND scope = $2 AND gram = q.gram COLLATE "C") g
-       UNION
-       SELECT unnest($4::text[]) COLLATE "C"
-     )
-     SELECT e.event, e.doc FROM k, LATERAL (
-       SELECT event, doc FROM tombstone_events
-       WHERE tenant_id = $1 AND scope = $2 AND key = k.key
-       ORDER BY seq DESC LIMIT 1) e
-     ORDER BY k.key COLLATE "C"`,
-    [tenant, scope, probe.grams, probe.keys],
   );
   return rows.filter((r) => r.event === 'arm').map((r) => JSON.parse(r.doc) as Tombstone);
 }

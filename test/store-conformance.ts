@@ -565,6 +565,63 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         }
         assert.ok(hits > 50 && hits < texts.length, `some refused, some not (${hits})`);
         assert.ok(narrowed > texts.length / 2, `the lookup reads few tombstones (${narrowed})`);
+        // Values sharing grams (two words in common, the third each its own): a text holding
+        // the common words reads almost none of them, one holding all of a value's reads it.
+        const C = 'bcdfghjkmnpqrtvwxz';
+        const third = (i: number) => `zor${C[Math.floor(i / 18) % 18]}${C[i % 18]}q`;
+        await f.a.apply(
+          Array.from({ length: 200 }, (_, i) => ({
+            op: 'arm' as const,
+            value: `billing worker ${third(i)}`,
+            scope: PROJECT_A,
+          })),
+          HUMAN,
+        );
+        const shared = await f.store.tombstones([PROJECT_A]);
+        const fullShared = tombstoneMatcher(shared, PROJECT_A);
+        for (const [text, want] of [
+          ['The billing worker retries after a deploy', null],
+          [`Billing w0rker ${third(37)}.`, `billing worker ${third(37)}`],
+          [`billing worker ${third(37)}x`, null],
+        ] as const) {
+          const got = await f.store.tombstoneCandidates(
+            PROJECT_A,
+            tombstoneProbe(PROJECT_A, [text], [text]),
+          );
+          assert.ok(got.length <= 5, `${text}: ${got.length} of ${shared.length} read`);
+          const m = tombstoneMatcher(got, PROJECT_A);
+          const hit = m.value(text) ?? m.passage(text);
+          assert.equal(hit?.value_norm ?? null, want, text);
+          assert.equal(
+            hit?.key ?? null,
+            (fullShared.value(text) ?? fullShared.passage(text))?.key ?? null,
+          );
+        }
+        // Asked in one tick (the write gate asks a value's scope and global at once; Postgres
+        // answers them in one statement): each answer is the one asked alone.
+        const asks: [string, string][] = [
+          [PROJECT_A, `Billing w0rker ${third(37)}.`],
+          [PROJECT_A, 'The billing worker retries after a deploy'],
+          [PROJECT_B, values[0]!],
+        ];
+        const probeOf = ([scope, text]: [string, string]) =>
+          f.store.tombstoneCandidates(scope, tombstoneProbe(scope, [text], [text]));
+        const together = await Promise.all(asks.map(probeOf));
+        for (let i = 0; i < asks.length; i++) {
+          const alone = await probeOf(asks[i]!);
+          assert.deepEqual(
+            together[i]!.map((t) => t.key).sort(),
+            alone.map((t) => t.key).sort(),
+            asks[i]![1],
+          );
+          assert.ok(together[i]!.every((t) => t.scope === asks[i]![0]), 'only its scope');
+        }
+        assert.ok(
+          together[0]!.some((t) => t.value_norm === `billing worker ${third(37)}`),
+          'the value held whole is read together too',
+        );
+        assert.ok(together[1]!.length <= 5, 'the common words alone read few');
+        assert.ok(together[2]!.length >= 1, "project B's own tombstone is read in B");
         // Through the write gate: a respelling is refused, another number is stored.
         const v = 'the staging database password rotates every 90 days';
         await f.a.apply([{ op: 'arm', value: v, scope: PROJECT_A }], HUMAN);

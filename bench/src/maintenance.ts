@@ -1,10 +1,17 @@
 // Benchmark (not a test): wall time of one `sleep` pass and one `fsck` scan over a store of N
-// memories seeded through engine.apply (durable: false), with a usage log to weigh. The engine
-// and the store come from the composition root, as for any surface. Run:
-//   node dist/bench/src/maintenance.js --n 10000 --out bench/results/maintenance-10k.json
+// memories seeded through engine.apply in batches of 500 (files: durable: false), with a usage
+// log to weigh, on the embedded store or on Postgres (a throwaway database, dropped after). The
+// engine and the store come from the composition root, as for any surface. fsck is timed three
+// times: first (no marks), again on the unchanged store (incremental), and --full. Run:
+//   node dist/bench/src/maintenance.js --n 10000 [--store files|postgres] [--admin-url URL]
+//     [--label L] --out bench/results/maintenance-10k.json
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
+import { migrate } from '../../src/store/postgres/schema.js';
+import { createTenant } from '../../src/store/postgres/tenants.js';
 import { openEngine, openStore } from '../../src/surfaces/compose.js';
 
 const arg = (name: string, fallback: string) => {
@@ -15,10 +22,34 @@ const arg = (name: string, fallback: string) => {
 async function main() {
   const n = Number(arg('n', '10000'));
   const out = arg('out', '');
+  const kind = arg('store', 'files');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-bench-maint-'));
   let now = Date.parse('2026-01-01T00:00:00.000Z');
-  // The embedded store in the temp directory, whatever the caller's environment says.
-  const env = { ...process.env, MNEME_DATABASE_URL: '', MNEME_DURABLE: '0' };
+  // The embedded store in the temp directory, whatever the caller's environment says; or a
+  // throwaway Postgres database with one tenant.
+  let env: NodeJS.ProcessEnv = { ...process.env, MNEME_DATABASE_URL: '', MNEME_DURABLE: '0' };
+  let drop = async () => {};
+  if (kind === 'postgres') {
+    const adminUrl = arg(
+      'admin-url',
+      process.env.MNEME_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    );
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    const name = `mneme_bench_maint_${randomBytes(4).toString('hex')}`;
+    await admin.query(`CREATE DATABASE ${name}`);
+    const u = new URL(adminUrl);
+    u.pathname = `/${name}`;
+    const setup = new pg.Pool({ connectionString: u.toString(), max: 1 });
+    await migrate(setup);
+    await createTenant(setup, 'bench');
+    await setup.end();
+    env = { ...process.env, MNEME_DATABASE_URL: u.toString(), MNEME_TENANT: 'bench' };
+    drop = async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    };
+  }
   const open = () =>
     openEngine({
       store: dir,
@@ -77,9 +108,12 @@ async function main() {
   const f3 = await measure(() => e.fsck({ full: true }));
   const result = {
     bench: 'maintenance',
+    label: arg('label', 'default'),
+    store: kind,
     at: new Date().toISOString(),
     node: process.version,
     cpus: os.cpus().length,
+    loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100),
     memories: n,
     usage_events: usage.length,
     seed_ms: seedMs,
@@ -92,6 +126,7 @@ async function main() {
     fsck_unchanged_ms: f2.ms,
     fsck_unchanged_checked: f2.r.checked,
     fsck_full_ms: f3.ms,
+    fsck_full_issues: f3.r.issues.length,
   };
   const text = `${JSON.stringify(result, null, 2)}\n`;
   if (out) {
@@ -101,6 +136,7 @@ async function main() {
   process.stdout.write(text);
   await e.close();
   fs.rmSync(dir, { recursive: true, force: true });
+  await drop();
 }
 
 void main();

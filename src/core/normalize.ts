@@ -377,21 +377,28 @@ export function tombstoneMatcher(
 // Indexed lookup. Every way a text runs into a value tombstone other than its exact key passes
 // the prefilter first: each of the tombstone's probes is a substring of the text's compact form
 // (a passage's sentences and paragraphs are slices of its tokens, so their compact forms are
-// substrings of the whole passage's). A store indexes a tombstone under the first
-// TOMBSTONE_GRAM_CHARS characters of its longest probe, and a write looks up every substring of
-// up to that many characters of its texts' compact forms, plus their exact keys: the tombstones
-// found are a superset of those the full scan could match, so the matcher built over them (in
-// the store's own order) refuses exactly what the full scan refuses, at a cost set by the
+// substrings of the whole passage's). So is every window of up to TOMBSTONE_GRAM_CHARS
+// characters of each probe: a tombstone's grams (tombstoneGrams). A write looks up every
+// substring of up to that many characters of its texts' compact forms (their grams), plus their
+// exact keys. A store indexes each tombstone under one of its grams, the one the fewest
+// tombstones of its scope are indexed under when it is armed (pickTombstoneGram: the lists a
+// write reads stay short whatever the vocabulary), and keeps all its grams with it: a tombstone
+// found under one gram is a candidate only when the write holds every other gram of it too. The
+// candidates are a superset of those the full scan could match, so the matcher built over them
+// (in the store's own order) refuses exactly what the full scan refuses, at a cost set by the
 // texts' length, not by how many tombstones the scope holds.
 // ---------------------------------------------------------------------------------------------
 
-/** How many leading characters of a tombstone's longest probe its index entry holds. */
+/** How many characters a gram holds at most. */
 export const TOMBSTONE_GRAM_CHARS = 6;
 
+/** How many grams a tombstone keeps at most (any subset of them is a sound prefilter). */
+export const TOMBSTONE_GRAMS_MAX = 32;
+
 /**
- * The index entry of a tombstone (see above). '' — looked up by every text — for a purged
- * tombstone (it keeps no readable word) and for a value without content words (only its exact
- * form can match, and its probes are empty).
+ * The gram a tombstone was indexed under before tombstoneGrams (migration 10 of the Postgres
+ * schema): the first TOMBSTONE_GRAM_CHARS characters of its longest probe; '' for a purged
+ * tombstone and for a value without content words.
  */
 export function tombstoneGram(t: Tombstone): string {
   if (t.kind !== 'value') return '';
@@ -401,6 +408,64 @@ export function tombstoneGram(t: Tombstone): string {
     if (chars.length > longest.length) longest = chars;
   }
   return longest.slice(0, TOMBSTONE_GRAM_CHARS).join('');
+}
+
+/**
+ * Every gram a text that could run into `t` holds (see above): each window of
+ * TOMBSTONE_GRAM_CHARS characters of each probe (a shorter probe whole), the first window of
+ * every probe first, at most TOMBSTONE_GRAMS_MAX, sorted. None — only its exact form, or for a
+ * purged value its keyed hashes, can match, so every lookup reads it — for a purged tombstone
+ * (it keeps no readable word) and for a value without content words.
+ */
+export function tombstoneGrams(t: Tombstone): string[] {
+  if (t.kind !== 'value') return [];
+  const windows = prepareRejected(t).probes.map((p) => {
+    const chars = [...p];
+    const n = Math.min(TOMBSTONE_GRAM_CHARS, chars.length);
+    const out: string[] = [];
+    for (let i = 0; i + n <= chars.length; i++) out.push(chars.slice(i, i + n).join(''));
+    return out;
+  });
+  const grams = new Set<string>();
+  for (const w of windows) if (w[0] !== undefined && w[0] !== '') grams.add(w[0]);
+  for (const w of windows)
+    for (const g of w) if (grams.size < TOMBSTONE_GRAMS_MAX && g !== '') grams.add(g);
+  return [...grams].slice(0, TOMBSTONE_GRAMS_MAX).sort();
+}
+
+/**
+ * The gram a store indexes a tombstone with these grams under: the one the fewest tombstones of
+ * its scope are indexed under now (`postings`), the longer one on a tie, then the first in code
+ * point order; '' (read by every lookup) when it has none.
+ */
+export function pickTombstoneGram(
+  grams: readonly string[],
+  postings: (gram: string) => number,
+): string {
+  let best = '';
+  let bestN = Infinity;
+  let bestLen = 0;
+  for (const g of grams) {
+    const n = postings(g);
+    const len = [...g].length;
+    if (n < bestN || (n === bestN && (len > bestLen || (len === bestLen && g < best)))) {
+      best = g;
+      bestN = n;
+      bestLen = len;
+    }
+  }
+  return best;
+}
+
+/**
+ * Whether a tombstone with these grams, found in the index, is a candidate for a lookup holding
+ * `probeGrams`: the write holds every one of them.
+ */
+export function holdsTombstoneGrams(
+  grams: readonly string[],
+  probeGrams: ReadonlySet<string>,
+): boolean {
+  return grams.every((g) => probeGrams.has(g));
 }
 
 /** What an indexed lookup is given: the texts' exact keys and their compact forms' grams. */

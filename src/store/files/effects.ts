@@ -4,7 +4,13 @@
 // with the lookup index over them, core/normalize.ts "Indexed lookup", built on first use).
 import fs from 'node:fs';
 import path from 'node:path';
-import { tombstoneGram, type Tombstone, type TombstoneProbe } from '../../core/normalize.js';
+import {
+  holdsTombstoneGrams,
+  pickTombstoneGram,
+  tombstoneGrams,
+  type Tombstone,
+  type TombstoneProbe,
+} from '../../core/normalize.js';
 import type { Proposal } from '../../core/proposal.js';
 import type { CommitRequest, ProposalQuery } from '../port.js';
 import { appendDurable, readIfExists, writeFileAtomic } from './atomic.js';
@@ -16,7 +22,8 @@ import type { StagedCommit } from './parts.js';
 interface Armed {
   t: Tombstone;
   seq: number;
-  /** Its lookup gram (core/normalize.ts "Indexed lookup"), computed on first lookup. */
+  /** Its grams and the one it is indexed under (core/normalize.ts "Indexed lookup"). */
+  grams?: string[];
   gram?: string;
 }
 
@@ -27,8 +34,24 @@ interface Cache {
   armed: Map<string, Armed>;
   next: number;
   list: Tombstone[] | null;
-  /** scope NUL gram → scope NUL key, built on the first lookup and kept current after. */
+  /**
+   * scope NUL gram → scope NUL key of the tombstones indexed under it, built on the first lookup
+   * (in arming order, each under its gram with the fewest entries then) and kept current after.
+   */
   byGram: Map<string, Set<string>> | null;
+  /** Every line of the file, to append an event only once without reading the file again. */
+  lines: Set<string>;
+  /** The file ends with a newline (or is empty): no torn line to end before appending. */
+  clean: boolean;
+}
+
+/** The file's size, or -1 when it does not exist. */
+function sizeOf(file: string): number {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return -1;
+  }
 }
 
 type Event = { event?: string } & Partial<Tombstone>;
@@ -41,28 +64,38 @@ export class TombstoneLog {
     private readonly durable: boolean,
   ) {}
 
-  /** Appends an arm or lift event unless the same line is already there. */
+  /**
+   * Appends an arm or lift event unless the same line is already there (a redo after a crash
+   * writes it once). The file is read only when the cache does not reflect it (its size
+   * changed): arming many tombstones reads it once, not once per arm. A torn last line (a crash
+   * mid-append, never committed) is ended first, so the new line stays whole.
+   */
   record(tombstone: NonNullable<CommitRequest['tombstone']>): void {
     const line =
       'arm' in tombstone
         ? { event: 'arm', ...tombstone.arm }
         : { event: 'lift', ...tombstone.lift };
     const text = JSON.stringify(line);
-    const existing = readIfExists(this.file) ?? '';
-    if (existing.split('\n').includes(text)) return;
-    // The cache follows the append when it reflected the whole file (and no torn line precedes
-    // the new one); otherwise the next read parses the file again.
     const current =
-      this.cache !== null &&
-      this.cache.size === Buffer.byteLength(existing) &&
-      (existing === '' || existing.endsWith('\n'))
-        ? this.cache
-        : null;
+      this.cache !== null && this.cache.size === sizeOf(this.file) ? this.cache : null;
+    let lead = '';
+    if (current) {
+      if (current.lines.has(text)) return;
+      if (!current.clean) lead = '\n';
+    } else {
+      const existing = readIfExists(this.file) ?? '';
+      if (existing.split('\n').includes(text)) return;
+      if (existing !== '' && !existing.endsWith('\n')) lead = '\n';
+    }
+    // The cache follows the append when it reflected the whole file; otherwise the next read
+    // parses the file again.
     this.cache = null;
-    appendDurable(this.file, `${text}\n`, this.durable);
+    appendDurable(this.file, `${lead}${text}\n`, this.durable);
     if (current) {
       apply(current, JSON.parse(text) as Event);
-      current.size += Buffer.byteLength(`${text}\n`);
+      current.lines.add(text);
+      current.size += Buffer.byteLength(`${lead}${text}\n`);
+      current.clean = true;
       this.cache = current;
     }
   }
@@ -73,17 +106,25 @@ export class TombstoneLog {
   }
 
   private load(): Cache | null {
-    let size = 0;
-    try {
-      size = fs.statSync(this.file).size;
-    } catch {
+    const size = sizeOf(this.file);
+    if (size < 0) {
       this.cache = null;
       return null;
     }
     if (!this.cache || this.cache.size !== size) {
-      const cache: Cache = { size, armed: new Map(), next: 0, list: null, byGram: null };
-      for (const line of (readIfExists(this.file) ?? '').split('\n')) {
+      const text = readIfExists(this.file) ?? '';
+      const cache: Cache = {
+        size: Buffer.byteLength(text),
+        armed: new Map(),
+        next: 0,
+        list: null,
+        byGram: null,
+        lines: new Set(),
+        clean: text === '' || text.endsWith('\n'),
+      };
+      for (const line of text.split('\n')) {
         if (line.trim() === '') continue;
+        cache.lines.add(line);
         let ev: Event;
         try {
           ev = JSON.parse(line);
@@ -115,20 +156,26 @@ export class TombstoneLog {
       for (const [k, a] of cache.armed) indexGram(cache.byGram, k, a);
     }
     const found = new Map<string, Armed>();
-    const take = (k: string) => {
+    for (const key of probe.keys) {
+      const k = `${scope}\u0000${key}`;
       const a = cache.armed.get(k);
       if (a) found.set(k, a);
-    };
-    for (const key of probe.keys) take(`${scope}\u0000${key}`);
+    }
+    const held = new Set(probe.grams);
     for (const g of probe.grams)
-      for (const k of cache.byGram.get(`${scope}\u0000${g}`) ?? []) take(k);
+      for (const k of cache.byGram.get(`${scope}\u0000${g}`) ?? []) {
+        const a = cache.armed.get(k);
+        if (a && holdsTombstoneGrams(a.grams!, held)) found.set(k, a);
+      }
     return [...found.values()].sort((a, b) => a.seq - b.seq).map((a) => a.t);
   }
 }
 
 function indexGram(byGram: Map<string, Set<string>>, k: string, a: Armed): void {
-  a.gram ??= tombstoneGram(a.t);
-  const g = `${a.t.scope}\u0000${a.gram}`;
+  a.grams ??= tombstoneGrams(a.t);
+  const scope = a.t.scope;
+  a.gram ??= pickTombstoneGram(a.grams, (g) => byGram.get(`${scope}\u0000${g}`)?.size ?? 0);
+  const g = `${scope}\u0000${a.gram}`;
   const keys = byGram.get(g);
   if (keys) keys.add(k);
   else byGram.set(g, new Set([k]));
@@ -139,10 +186,8 @@ function apply(cache: Cache, ev: Event): void {
   const k = `${ev.scope}\u0000${ev.key}`;
   const prev = cache.armed.get(k);
   if (ev.event !== 'arm' && ev.event !== 'lift') return;
-  if (prev && cache.byGram) {
-    const g = `${prev.t.scope}\u0000${prev.gram ?? tombstoneGram(prev.t)}`;
-    cache.byGram.get(g)?.delete(k);
-  }
+  if (prev && cache.byGram && prev.gram !== undefined)
+    cache.byGram.get(`${prev.t.scope}\u0000${prev.gram}`)?.delete(k);
   if (ev.event === 'arm') {
     const { event: _e, ...t } = ev;
     const a: Armed = { t: t as Tombstone, seq: prev?.seq ?? cache.next++ };

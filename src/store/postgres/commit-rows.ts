@@ -15,7 +15,6 @@ import {
   type PassphraseRecord,
 } from '../../core/journal.js';
 import { deriveLineage } from '../../core/lineage.js';
-import { tombstoneGram } from '../../core/normalize.js';
 import { toRevision } from '../../core/revision.js';
 import type { Revision } from '../../core/types.js';
 import type { CommitRequest } from '../port.js';
@@ -25,6 +24,7 @@ import { applyDerived } from './derived-rows.js';
 import { pgError } from './errors.js';
 import { lineageRevisions } from './lineage-rows.js';
 import { Params, ROW_COLUMNS, ROW_TYPES, rowValues } from './sql.js';
+import { tombstoneEntry } from './tombstone-rows.js';
 
 /**
  * The chain head as this transaction last left it: the head row is row-locked by the first
@@ -183,10 +183,13 @@ export async function commitIn(
       SELECT ${tenant}, seq, ${[event, scope, key, JSON.stringify(doc)].map((v) => p.add(v)).join(', ')}
       FROM j)`);
     // Its entry in the lookup index (a lift leaves it: the lookup reads the latest event).
-    if ('arm' in req.tombstone)
-      ctes.push(`tg AS (INSERT INTO tombstone_grams(tenant_id, scope, gram, key)
-        SELECT ${tenant}, ${[scope, tombstoneGram(req.tombstone.arm), key].map((v) => p.add(v)).join(', ')}
+    if ('arm' in req.tombstone) {
+      const { gram, grams } = await tombstoneEntry(c, t, req.tombstone.arm);
+      ctes.push(`tg AS (INSERT INTO tombstone_grams(tenant_id, scope, gram, key, grams)
+        SELECT ${tenant}, ${[scope, gram, key].map((v) => p.add(v)).join(', ')},
+          ${p.add(grams)}::text[] COLLATE "C"
         FROM j ON CONFLICT DO NOTHING)`);
+    }
   }
   if (req.proposal) {
     const pr = req.proposal;

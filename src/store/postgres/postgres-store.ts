@@ -61,6 +61,7 @@ import { migrate } from './schema.js';
 import { SessionRows } from './session-rows.js';
 import { KnowledgeRows } from './knowledge-rows.js';
 import { checkTenantName, tenantExists } from './tenants.js';
+import { tombstoneCandidatesMany } from './tombstone-rows.js';
 import { reportOf } from '../journal-guard.js';
 import { UsageBatch, type UsageBatchOptions } from './usage-batch.js';
 
@@ -491,8 +492,7 @@ export class PostgresStore implements Store {
           on.query(text, values).catch((e: unknown) => {
             throw pgError(e);
           });
-        reads
-          .tombstoneCandidatesMany(query, this.tenant, asks)
+        tombstoneCandidatesMany(query, this.tenant, asks)
           .then((found) => asks.forEach((a, i) => a.resolve(found[i]!)))
           .catch((e: unknown) => asks.forEach((a) => a.reject(e)));
       });

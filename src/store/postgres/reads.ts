@@ -4,7 +4,7 @@
 // proposals, usage, and the counts `status` reports. Each takes the store's query function.
 import type pg from 'pg';
 import { EMPTY_HEAD, type JournalEntry } from '../../core/journal.js';
-import type { Tombstone, TombstoneProbe } from '../../core/normalize.js';
+import type { Tombstone } from '../../core/normalize.js';
 import type { Proposal } from '../../core/proposal.js';
 import type { RevisionView } from '../../core/types.js';
 import type { JournalQuery, ProposalQuery, StoreStatus, UsageEvent } from '../port.js';
@@ -116,83 +116,6 @@ export async function tombstones(
     'mneme_tombstones',
   );
   return rows.filter((r) => r.event === 'arm').map((r) => JSON.parse(r.doc) as Tombstone);
-}
-
-/** The armed tombstones of `scope` the probe finds (by key, or by gram in tombstone_grams). */
-export async function tombstoneCandidates(
-  query: Query,
-  tenant: string,
-  scope: string,
-  probe: TombstoneProbe,
-): Promise<Tombstone[]> {
-  // Index lookups only, one per gram and one per key found (LATERAL, collation "C" as the
-  // columns have it, so the planner cannot turn either into a scan of the tenant's tombstones):
-  // the latest event of each key, in the order `tombstones` lists them.
-  const { rows } = await query<{ event: string; doc: string }>(
-    `WITH k AS (
-       SELECT g.key FROM unnest($3::text[]) AS q(gram), LATERAL (
-         SELECT key FROM tombstone_grams
-         WHERE tenant_id = $1 AND scope = $2 AND gram = q.gram COLLATE "C") g
-       UNION
-       SELECT unnest($4::text[]) COLLATE "C"
-     )
-     SELECT e.event, e.doc FROM k, LATERAL (
-       SELECT event, doc FROM tombstone_events
-       WHERE tenant_id = $1 AND scope = $2 AND key = k.key
-       ORDER BY seq DESC LIMIT 1) e
-     ORDER BY k.key COLLATE "C"`,
-    [tenant, scope, probe.grams, probe.keys],
-  );
-  return rows.filter((r) => r.event === 'arm').map((r) => JSON.parse(r.doc) as Tombstone);
-}
-
-/**
- * tombstoneCandidates for several lookups in one statement (the scopes a value is checked in):
- * the same index lookups per lookup, tagged with its position; answers in the order asked.
- */
-export async function tombstoneCandidatesMany(
-  query: Query,
-  tenant: string,
-  asks: readonly { scope: string; probe: TombstoneProbe }[],
-): Promise<Tombstone[][]> {
-  if (asks.length === 1)
-    return [await tombstoneCandidates(query, tenant, asks[0]!.scope, asks[0]!.probe)];
-  const gi: number[] = [];
-  const grams: string[] = [];
-  const ki: number[] = [];
-  const keys: string[] = [];
-  asks.forEach((a, i) => {
-    for (const g of a.probe.grams) {
-      gi.push(i + 1);
-      grams.push(g);
-    }
-    for (const k of a.probe.keys) {
-      ki.push(i + 1);
-      keys.push(k);
-    }
-  });
-  const { rows } = await query<{ i: number; event: string; doc: string }>(
-    `WITH calls AS (
-       SELECT c.i::int AS i, c.s COLLATE "C" AS scope
-       FROM unnest($2::text[]) WITH ORDINALITY AS c(s, i)),
-     k AS (
-       SELECT q.i, g.key FROM unnest($3::int[], $4::text[]) AS q(i, gram)
-       JOIN calls USING (i), LATERAL (
-         SELECT key FROM tombstone_grams
-         WHERE tenant_id = $1 AND scope = calls.scope AND gram = q.gram COLLATE "C") g
-       UNION
-       SELECT x.i, x.key COLLATE "C" FROM unnest($5::int[], $6::text[]) AS x(i, key)
-     )
-     SELECT k.i, e.event, e.doc FROM k JOIN calls USING (i), LATERAL (
-       SELECT event, doc FROM tombstone_events
-       WHERE tenant_id = $1 AND scope = calls.scope AND key = k.key
-       ORDER BY seq DESC LIMIT 1) e
-     ORDER BY k.i, k.key COLLATE "C"`,
-    [tenant, asks.map((a) => a.scope), gi, grams, ki, keys],
-  );
-  const out: Tombstone[][] = asks.map(() => []);
-  for (const r of rows) if (r.event === 'arm') out[r.i - 1]!.push(JSON.parse(r.doc) as Tombstone);
-  return out;
 }
 
 export async function proposals(

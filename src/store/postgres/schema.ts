@@ -7,6 +7,7 @@ import { MnemeError } from '../../core/errors.js';
 import { tombstoneGram, type Tombstone } from '../../core/normalize.js';
 import type { Revision } from '../../core/types.js';
 import { ftsColumns } from './sql.js';
+import { reindexTombstones } from './tombstone-rows.js';
 
 /** Each entry is one migration; never edit a shipped one, append a new one. */
 // 10: the tombstone lookup index (core/normalize.ts, "Indexed lookup"): each armed
@@ -21,6 +22,14 @@ CREATE TABLE tombstone_grams(
   key text COLLATE "C" NOT NULL,
   PRIMARY KEY (tenant_id, scope, gram, key)
 );
+`;
+
+// 12: each tombstone's grams beside the one it is indexed under (store/postgres/tombstone-rows.ts):
+// a write reads a row only to keep it when it holds all of them, and each tombstone is indexed
+// under its gram with the fewest entries, so the rows a write reads stay few whatever the
+// vocabulary. Every armed tombstone is indexed again in code after the SQL (reindexTombstones).
+const TOMBSTONE_GRAMS_ALL = `
+ALTER TABLE tombstone_grams ADD COLUMN grams text[] COLLATE "C" NOT NULL DEFAULT '{}';
 `;
 
 export const MIGRATIONS: readonly string[] = [
@@ -454,15 +463,17 @@ CREATE TABLE fsck_marks(
   PRIMARY KEY (tenant_id, lineage_id)
 );
 `,
+  TOMBSTONE_GRAMS_ALL,
 ];
 
 /** Work a migration needs done in code, in its transaction, after its SQL (by version). */
 const AFTER: Record<number, (client: pg.PoolClient) => Promise<void>> = {
   4: retokenize,
   [MIGRATIONS.indexOf(TOMBSTONE_GRAMS) + 1]: indexTombstones,
+  [MIGRATIONS.indexOf(TOMBSTONE_GRAMS_ALL) + 1]: reindexTombstones,
 };
 
-/** Indexes every tombstone armed before tombstone_grams existed. */
+/** Indexes every tombstone armed before tombstone_grams existed (migration 10's gram). */
 export async function indexTombstones(client: Pick<pg.PoolClient, 'query'>): Promise<void> {
   const { rows } = await client.query<{
     tenant_id: string;

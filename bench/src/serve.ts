@@ -26,6 +26,9 @@ import { percentile } from './metrics.js';
 import { opaqueKey } from './ingest.js';
 import { BIN, generateWorkload, rememberOp, type Workload } from './scale.js';
 import { syntheticText } from './synthetic-text.js';
+import { DEFAULT_MIX, type Mix, type OpName } from './serve-mix.js';
+
+export { DEFAULT_MIX, type Mix };
 
 export interface ServeConfig {
   admin: string;
@@ -52,10 +55,6 @@ const META_TABLE = 'bench_serve_meta';
 const PROJECT = 'bench';
 const r2 = (n: number) => Math.round(n * 100) / 100;
 
-type OpName = 'recall' | 'remember' | 'supersede' | 'forget';
-export type Mix = Record<OpName, number>;
-
-export const DEFAULT_MIX: Mix = { recall: 0.8, remember: 0.15, supersede: 0.035, forget: 0.015 };
 
 /** `recall=0.8,remember=0.2`: the named shares (the rest 0), scaled to sum to 1. */
 export function parseMix(text: string): Mix {

@@ -623,11 +623,41 @@ function suite(kind: string, open: Open, skipReason: () => Promise<string | null
       );
       const mine = async () =>
         (await e.fsck()).issues.filter((i) => i.memory === r!.id).map((i) => i.message);
+      // A small artifact too (read whole in one page, where the read hashes what it read).
+      const small = randomBytes(5000);
+      const [s] = await e.apply(
+        [
+          {
+            op: 'remember',
+            type: 'reference',
+            abstract: 'the small profile',
+            artifact: artifactOf('small.bin', small),
+          },
+        ],
+        HUMAN,
+      );
       assert.deepEqual(await mine(), []);
+      // Served while intact: a page of the large one, the whole small one.
+      const page = await e.readArtifact(r!.id);
+      assert.deepEqual(page.range, { start: 0, end: 1024 * 1024 - 1 });
+      assert.ok(Buffer.from(page.content, 'base64').equals(bytes.subarray(0, 1024 * 1024)));
+      const whole = await e.readArtifact(s!.id);
+      assert.ok(Buffer.from(whole.content, 'base64').equals(small));
+      const exported = async () => (await e.exportBundle()).artifacts.map((a) => a.sha256);
+      assert.ok((await exported()).includes(sha(small)), 'exported while intact');
+      assert.ok((await exported()).includes(sha(bytes)), 'exported while intact');
       await b.tamper(sha(bytes));
+      await b.tamper(sha(small));
       const altered = await mine();
       assert.equal(altered.length, 1);
       assert.match(altered[0]!, /no longer hashes to its name/);
+      // Altered bytes are refused on read, not served, on either path.
+      await assert.rejects(e.readArtifact(r!.id), /were altered in the store/);
+      await assert.rejects(e.readArtifact(r!.id, '0-99'), /were altered in the store/);
+      await assert.rejects(e.readArtifact(s!.id), /were altered in the store/);
+      // …and not exported as the artifact: the bundle leaves them out.
+      const hashes = await exported();
+      assert.ok(!hashes.includes(sha(small)) && !hashes.includes(sha(bytes)), 'not once altered');
       await b.tamper(sha(bytes), true);
       const missing = await mine();
       assert.equal(missing.length, 1);
@@ -649,7 +679,12 @@ suite(
       env: {},
       async tamper(h, remove) {
         if (remove) fs.rmSync(file(h));
-        else fs.appendFileSync(file(h), 'x');
+        else {
+          // One byte changed in place (the size kept), as a hand edit of the file would.
+          const bytes = fs.readFileSync(file(h));
+          bytes[0] = (bytes[0]! + 1) % 256;
+          fs.writeFileSync(file(h), bytes);
+        }
       },
       async cleanup() {
         await store.close();

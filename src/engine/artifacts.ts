@@ -184,11 +184,24 @@ export async function readArtifactPage(
   const { start, end } = pageRange(range, ref.size, ARTIFACT_PAGE_BYTES);
   // Three bytes more, so a text page can end on a whole character.
   const got = await ctx.store.artifacts.read(ref.sha256, start, Math.min(end + 3, ref.size));
-  if (got === null)
+  if (got === null) throw missingBytes(id, ref.sha256);
+  // What is served hashes to the name the revision recorded: bytes edited in the store (a hand
+  // edit, another process) are refused, not served. A read of the whole artifact hashes what it
+  // read; a page of a larger one has the store re-hash all of it after reading.
+  const whole = start === 0 && got.byteLength >= ref.size;
+  const verdict = whole
+    ? got.byteLength === ref.size && sha256(got) === ref.sha256
+      ? 'ok'
+      : 'mismatch'
+    : await ctx.store.artifacts.check(ref.sha256);
+  if (verdict === 'missing') throw missingBytes(id, ref.sha256);
+  if (verdict === 'mismatch')
     throw new MnemeError(
       'corrupt',
-      `the bytes of ${id}'s artifact (${ref.sha256.slice(0, 12)}…) are missing from the store`,
-      { hint: 'run `mneme fsck`; restore the store from a backup or re-import its export' },
+      `the bytes of ${id}'s artifact (${ref.sha256.slice(0, 12)}…) were altered in the store since they were kept: they no longer hash to their name, so they are not served`,
+      {
+        hint: 'run `mneme fsck` to list every altered artifact; restore the store from a backup or re-import an export that carries the bytes',
+      },
     );
   let stop = end - start;
   let bytes = got.subarray(0, stop);
@@ -218,6 +231,13 @@ export async function readArtifactPage(
     text,
   };
 }
+
+const missingBytes = (id: string, hash: string) =>
+  new MnemeError(
+    'corrupt',
+    `the bytes of ${id}'s artifact (${hash.slice(0, 12)}…) are missing from the store`,
+    { hint: 'run `mneme fsck`; restore the store from a backup or re-import its export' },
+  );
 
 /** A page as JSON surfaces send it: text decoded, other bytes base64. */
 export function pageJson(p: ArtifactPage) {

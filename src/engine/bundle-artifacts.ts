@@ -22,7 +22,9 @@ export async function exportArtifacts(
   for (const [hash, size] of sizes) {
     if (purged.has(hash)) continue;
     const bytes = await ctx.store.artifacts.read(hash, 0, size);
-    if (bytes === null) continue; // missing here: fsck reports it; the import will refuse its lineage
+    // Missing or altered here: fsck reports it; the import refuses its lineage (never exported
+    // as if it were the artifact the revision names).
+    if (bytes === null || bytes.byteLength !== size || sha256(bytes) !== hash) continue;
     out.push({ sha256: hash, content_base64: Buffer.from(bytes).toString('base64') });
   }
   return out;

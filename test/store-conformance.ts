@@ -614,7 +614,10 @@ export function storeConformance(name: string, factory: StoreFactory): void {
             alone.map((t) => t.key).sort(),
             asks[i]![1],
           );
-          assert.ok(together[i]!.every((t) => t.scope === asks[i]![0]), 'only its scope');
+          assert.ok(
+            together[i]!.every((t) => t.scope === asks[i]![0]),
+            'only its scope',
+          );
         }
         assert.ok(
           together[0]!.some((t) => t.value_norm === `billing worker ${third(37)}`),

@@ -55,7 +55,6 @@ const META_TABLE = 'bench_serve_meta';
 const PROJECT = 'bench';
 const r2 = (n: number) => Math.round(n * 100) / 100;
 
-
 /** `recall=0.8,remember=0.2`: the named shares (the rest 0), scaled to sum to 1. */
 export function parseMix(text: string): Mix {
   const mix: Mix = { recall: 0, remember: 0, supersede: 0, forget: 0 };

@@ -381,11 +381,9 @@ export class FileStore implements Store {
     await this.catchUp();
     // The arms and lifts of the group in flight count too (their effects are written after its
     // sync): every staged arm of the scope is a candidate, the precise check decides.
-    return withStagedTombstones(
-      this.parts.tombstones.candidates(scope, probe),
-      this.staged(),
-      [scope],
-    );
+    return withStagedTombstones(this.parts.tombstones.candidates(scope, probe), this.staged(), [
+      scope,
+    ]);
   }
 
   async proposals(q: ProposalQuery): Promise<Proposal[]> {

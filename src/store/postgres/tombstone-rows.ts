@@ -49,7 +49,7 @@ export async function tombstoneCandidates(
        SELECT g.key FROM unnest($3::text[]) AS q(gram), LATERAL (
          SELECT key, grams FROM tombstone_grams
          WHERE tenant_id = $1 AND scope = $2 AND gram = q.gram COLLATE "C") g
-       WHERE NOT EXISTS (SELECT 1 FROM unnest(g.grams) AS r(x) WHERE NOT (r.x = ANY($3::text[])))
+       WHERE g.grams <@ $3::text[]
        UNION
        SELECT unnest($4::text[]) COLLATE "C"
      )
@@ -65,7 +65,7 @@ export async function tombstoneCandidates(
 
 /**
  * tombstoneCandidates for several lookups in one statement (the scopes a value is checked in):
- * the same index lookups and the same "every gram held" filter per lookup, tagged with its
+ * the same index lookups and the same "every gram held" filter (array containment) per lookup, tagged with its
  * position; answers in the order asked.
  */
 export async function tombstoneCandidatesMany(
@@ -75,15 +75,9 @@ export async function tombstoneCandidatesMany(
 ): Promise<Tombstone[][]> {
   if (asks.length === 1)
     return [await tombstoneCandidates(query, tenant, asks[0]!.scope, asks[0]!.probe)];
-  const gi: number[] = [];
-  const grams: string[] = [];
   const ki: number[] = [];
   const keys: string[] = [];
   asks.forEach((a, i) => {
-    for (const g of a.probe.grams) {
-      gi.push(i + 1);
-      grams.push(g);
-    }
     for (const k of a.probe.keys) {
       ki.push(i + 1);
       keys.push(k);
@@ -91,26 +85,23 @@ export async function tombstoneCandidatesMany(
   });
   const { rows } = await query<{ i: number; event: string; doc: string }>(
     `WITH calls AS (
-       SELECT c.i::int AS i, c.s COLLATE "C" AS scope
+       SELECT c.i::int AS i, c.s COLLATE "C" AS scope,
+              ARRAY(SELECT jsonb_array_elements_text($3::jsonb -> (c.i::int - 1))) AS held
        FROM unnest($2::text[]) WITH ORDINALITY AS c(s, i)),
-     held AS (SELECT w.i, w.gram COLLATE "C" AS gram FROM unnest($3::int[], $4::text[]) AS w(i, gram)),
      k AS (
-       SELECT q.i, g.key FROM held q
-       JOIN calls USING (i), LATERAL (
+       SELECT calls.i, g.key FROM calls, unnest(calls.held) AS q(gram), LATERAL (
          SELECT key, grams FROM tombstone_grams
-         WHERE tenant_id = $1 AND scope = calls.scope AND gram = q.gram) g
-       WHERE NOT EXISTS (
-         SELECT 1 FROM unnest(g.grams) AS r(x)
-         WHERE NOT EXISTS (SELECT 1 FROM held h WHERE h.i = q.i AND h.gram = r.x))
+         WHERE tenant_id = $1 AND scope = calls.scope AND gram = q.gram COLLATE "C") g
+       WHERE g.grams <@ calls.held
        UNION
-       SELECT x.i, x.key COLLATE "C" FROM unnest($5::int[], $6::text[]) AS x(i, key)
+       SELECT x.i, x.key COLLATE "C" FROM unnest($4::int[], $5::text[]) AS x(i, key)
      )
      SELECT k.i, e.event, e.doc FROM k JOIN calls USING (i), LATERAL (
        SELECT event, doc FROM tombstone_events
        WHERE tenant_id = $1 AND scope = calls.scope AND key = k.key
        ORDER BY seq DESC LIMIT 1) e
      ORDER BY k.i, k.key COLLATE "C"`,
-    [tenant, asks.map((a) => a.scope), gi, grams, ki, keys],
+    [tenant, asks.map((a) => a.scope), JSON.stringify(asks.map((a) => a.probe.grams)), ki, keys],
   );
   const out: Tombstone[][] = asks.map(() => []);
   for (const r of rows) if (r.event === 'arm') out[r.i - 1]!.push(JSON.parse(r.doc) as Tombstone);

@@ -2,6 +2,7 @@
 //   node scripts/serve-overhead.mjs --admin postgres://postgres@127.0.0.1:5432/postgres \
 //     --build before=/tmp/before --build after=. [--memories 200] [--requests 300] [--callgrind]
 //     [--store files|db|both] [--out bench/results/FILE.json] [--keep-callgrind DIR]
+//     [--warmup 40] [--node-args '--cpu-prof --cpu-prof-dir=DIR']
 // Seeds one throwaway database (one tenant, a token bound to project `bench`, M memories, a few
 // forgotten) and, for --store files, one embedded store with the same memories. Then, for each
 // build in turn, starts its `mneme serve` (--db, or --store on loopback) and sends recalls one at
@@ -46,6 +47,8 @@ const callgrind = args.includes('--callgrind');
 const which = opt('store', 'both');
 const out = opt('out', null);
 const keepDir = opt('keep-callgrind', null); // keep the measured dumps (callgrind_annotate)
+// Extra node flags for the server, e.g. --node-args '--cpu-prof --cpu-prof-dir=/tmp/prof'.
+const nodeExtra = (opt('node-args', '') ?? '').split(/\s+/).filter(Boolean);
 
 const PROJECT = 'bench';
 const word = (i, k) => `w${k}x${(i * 7919 + k * 104729) % 100003}`;
@@ -109,6 +112,7 @@ function start(build, argv, env) {
   const probeOut = path.join(os.tmpdir(), `serve-overhead-${randomBytes(4).toString('hex')}.json`);
   const cgOut = path.join(os.tmpdir(), `serve-overhead-cg-${randomBytes(4).toString('hex')}.out`);
   const nodeArgs = [
+    ...nodeExtra,
     '--import',
     path.join(here, 'pg-probe.mjs'),
     path.join(build.root, 'bin', 'mneme.js'),

@@ -380,6 +380,41 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       }
     });
 
+    it('search hits: what ranking reads (the head) is what each served revision says, at every trust', async () => {
+      const f = await fixture();
+      try {
+        const claimed = await remember(f.a, 'The billing worker retries payments hourly', {
+          valid_from: '2024-01-01',
+        });
+        const confirmed = await remember(f.a, 'The billing worker logs to stderr');
+        await f.a.apply([{ op: 'confirm', id: confirmed.id }], HUMAN);
+        await remember(f.a, 'The billing worker is written in Go', { global: true });
+        const hits = await f.store.search({
+          terms: [{ text: 'billing', phrase: false }],
+          eligibility: {
+            scopes: [PROJECT_A, 'global'],
+            asOf: '2026-03-01T10:00:00.000Z',
+            knownAt: null,
+            minTrust: 'untrusted',
+            includeQuarantined: false,
+          },
+          limit: 10,
+        });
+        assert.ok(hits.length >= 3, `three memories match, got ${hits.length} hits`);
+        for (const h of hits) {
+          const { id, rev, recorded_at, trust, valid_from } = h.view;
+          assert.deepEqual({ ...h.head }, { id, rev, recorded_at, trust, valid_from });
+        }
+        const head = (id: string) => hits.find((h) => h.head.id === id)!.head;
+        assert.equal(head(claimed.id).trust, 'claimed');
+        assert.ok(head(claimed.id).valid_from < head(claimed.id).recorded_at);
+        assert.equal(head(confirmed.id).trust, 'confirmed');
+        assert.equal(head(confirmed.id).rev, 2);
+      } finally {
+        await f.cleanup();
+      }
+    });
+
     it('history keeps every revision verbatim with both time axes', async () => {
       const f = await fixture();
       try {

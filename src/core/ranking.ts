@@ -3,6 +3,7 @@
 // relevance × weight × recency × trust (bounded, so relevance dominates). Named parameters in one
 // value (RankingModel) and pure functions; the stores only produce candidates and the counts
 // BM25 reads (features), and fusion with the vector arm is core/fusion.ts.
+import { firstK } from './top-k.js';
 import { trustRank, type Trust } from './types.js';
 
 export interface ScoreParts {
@@ -192,11 +193,12 @@ export function bm25(
   which?: readonly number[],
 ): number {
   let score = 0;
-  const add = (i: number) => {
-    score += bm25Term(weightedFrequency(f.tf[i]!, m), f.length, stats, idf[i]!);
-  };
-  if (which) for (const i of which) add(i);
-  else for (let i = 0; i < f.tf.length; i++) add(i);
+  if (which)
+    for (const i of which)
+      score += bm25Term(weightedFrequency(f.tf[i]!, m), f.length, stats, idf[i]!);
+  else
+    for (let i = 0; i < f.tf.length; i++)
+      score += bm25Term(weightedFrequency(f.tf[i]!, m), f.length, stats, idf[i]!);
   return score;
 }
 
@@ -319,9 +321,13 @@ export interface Ranked {
   score: number;
 }
 
+/** byScore on the parts (no objects to build per comparison). */
+const rankedOrder = (sa: number, ia: string, ra: number, sb: number, ib: string, rb: number) =>
+  sb - sa || (ia < ib ? -1 : ia > ib ? 1 : ra - rb);
+
 /** Best first; ties by id, then rev (every store breaks ties the same way). */
 export const byScore = (a: Ranked, b: Ranked): number =>
-  b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : a.rev - b.rev);
+  rankedOrder(a.score, a.id, a.rev, b.score, b.id, b.rev);
 
 /**
  * The candidate list the lexical arm hands on, from every eligible match of the candidate query
@@ -338,20 +344,20 @@ export function rankCandidates<C extends { id: string; rev: number; features: Le
   m: RankingModel,
   limit: number,
 ): (C & { score: number })[] {
-  let pool = cands.map((c) => ({
-    ...c,
-    score: bm25(c.features, idf, stats, m, kept ?? undefined),
-  }));
-  if (kept) {
-    pool.sort(byScore);
-    pool = pool.slice(0, narrowCut(limit, m));
-    // The kept terms' sum, then the rest's (the embedded index adds them in this order too).
-    const keptSet = new Set(kept);
-    const rest = idf.flatMap((_, i) => (keptSet.has(i) ? [] : [i]));
-    for (const c of pool)
-      for (const i of rest)
-        c.score += leftOutScore(c.features.tf[i]!, idf[i]!, m, c.features.length, stats);
-  }
+  // Scored in place; only the best few are copied out (byScore's order, without a full sort).
+  const scores = cands.map((c) => bm25(c.features, idf, stats, m, kept ?? undefined));
+  const before = (a: number, b: number) =>
+    rankedOrder(scores[a]!, cands[a]!.id, cands[a]!.rev, scores[b]!, cands[b]!.id, cands[b]!.rev);
+  const best = (k: number) =>
+    firstK(cands.length, k, before).map((i) => ({ ...cands[i]!, score: scores[i]! }));
+  if (!kept) return best(limit);
+  const pool = best(narrowCut(limit, m));
+  // The kept terms' sum, then the rest's (the embedded index adds them in this order too).
+  const keptSet = new Set(kept);
+  const rest = idf.flatMap((_, i) => (keptSet.has(i) ? [] : [i]));
+  for (const c of pool)
+    for (const i of rest)
+      c.score += leftOutScore(c.features.tf[i]!, idf[i]!, m, c.features.length, stats);
   pool.sort(byScore);
   return pool.slice(0, limit);
 }

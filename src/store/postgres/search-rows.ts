@@ -18,7 +18,15 @@ import {
 import { queryShape, termTokens, uniqueTerms, type QueryTerm } from '../../core/text.js';
 import type { SearchHit, SearchRequest } from '../port.js';
 import type { Query } from './reads.js';
-import { Params, VIEW_COLUMNS, eligibleSql, toView, type ViewRow } from './sql.js';
+import {
+  HEAD_COLUMNS,
+  Params,
+  VIEW_COLUMNS,
+  ViewHit,
+  eligibleSql,
+  type HeadRow,
+  type ViewRow,
+} from './sql.js';
 
 export async function search(
   query: Query,
@@ -171,19 +179,22 @@ async function candidates(
   }));
 }
 
-/** The ranked candidates as hits: their revisions read in one statement, in rank order. */
+/**
+ * The ranked candidates as hits: their revisions read in one statement, in rank order; each
+ * document is parsed only if its view is read (ranking reads the head columns).
+ */
 async function withViews(query: Query, tenant: string, ranked: Scored[]): Promise<SearchHit[]> {
   if (ranked.length === 0) return [];
-  const { rows } = await query<ViewRow & { id: string; rev: number }>(
-    `SELECT ${VIEW_COLUMNS}, r.id, r.rev FROM revisions r
+  const { rows } = await query<ViewRow & HeadRow>(
+    `SELECT ${VIEW_COLUMNS}, ${HEAD_COLUMNS} FROM revisions r
      JOIN unnest($2::text[], $3::int[]) AS k(id, rev) ON r.id = k.id AND r.rev = k.rev
      WHERE r.tenant_id = $1`,
     [tenant, ranked.map((c) => c.id), ranked.map((c) => c.rev)],
     'mneme_search_views',
   );
-  const views = new Map(rows.map((row) => [`${row.id}#${row.rev}`, toView(row)]));
+  const byKey = new Map(rows.map((row) => [`${row.id}#${row.rev}`, row]));
   return ranked.flatMap((c) => {
-    const view = views.get(`${c.id}#${c.rev}`);
-    return view ? [{ head: view, view, relevance: c.score, weight: c.weight }] : [];
+    const row = byKey.get(`${c.id}#${c.rev}`);
+    return row ? [new ViewHit(row, c.score, c.weight)] : [];
   });
 }

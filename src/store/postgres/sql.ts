@@ -4,7 +4,8 @@
 import type { Eligibility } from '../../core/eligibility.js';
 import { indexText } from '../../core/text.js';
 import { FAR_FUTURE } from '../../core/time.js';
-import { trustRank, type Revision, type RevisionView } from '../../core/types.js';
+import { TRUST_LEVELS, trustRank, type Revision, type RevisionView } from '../../core/types.js';
+import type { HitHead, SearchHit } from '../port.js';
 
 /** Collects parameter values and hands out their `$n` placeholders. */
 export class Params {
@@ -73,6 +74,44 @@ export function toView(row: ViewRow): RevisionView {
     current: row.is_current,
     retired_by: row.retired_by,
   };
+}
+
+/** What ranking reads of a hit (HitHead), as columns beside VIEW_COLUMNS. */
+export const HEAD_COLUMNS = `r.id, r.rev, r.recorded_at, r.trust_rank, r.valid_from`;
+
+export interface HeadRow {
+  id: string;
+  rev: number;
+  recorded_at: string;
+  trust_rank: number;
+  valid_from: string;
+}
+
+/**
+ * A search hit whose document is parsed only when its view is first read: ranking reads the head
+ * (columns), and only the few hits that are shown, fed back or checked are ever parsed.
+ */
+export class ViewHit implements SearchHit {
+  readonly head: HitHead;
+  private parsed: RevisionView | undefined;
+
+  constructor(
+    private readonly row: ViewRow & HeadRow,
+    public relevance: number,
+    public weight: number,
+  ) {
+    this.head = {
+      id: row.id,
+      rev: row.rev,
+      recorded_at: row.recorded_at,
+      trust: TRUST_LEVELS[row.trust_rank] ?? 'untrusted',
+      valid_from: row.valid_from,
+    };
+  }
+
+  get view(): RevisionView {
+    return (this.parsed ??= toView(this.row));
+  }
 }
 
 /** Column values of one revision row (truth plus derived facts), in DERIVED_COLUMNS order. */

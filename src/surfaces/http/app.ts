@@ -52,22 +52,24 @@ export function createApp(opts: AppOptions): Hono<HttpEnv> {
       referrerPolicy: 'same-origin',
     }),
   );
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: maxBytes,
-      onError: (c) =>
-        c.json(
-          {
-            error: {
-              code: 'invalid',
-              message: `the request body is larger than ${maxBytes} bytes`,
-              hint: 'send less: memory bodies are meant to be short',
-            },
+  const limitBody = bodyLimit({
+    maxSize: maxBytes,
+    onError: (c) =>
+      c.json(
+        {
+          error: {
+            code: 'invalid',
+            message: `the request body is larger than ${maxBytes} bytes`,
+            hint: 'send less: memory bodies are meant to be short',
           },
-          413,
-        ),
-    }),
+        },
+        413,
+      ),
+  });
+  // A GET or HEAD request has no body (the adapter gives it none); asking for one would build
+  // the whole fetch Request (and its AbortController) on every read, for nothing.
+  app.use('*', (c, next) =>
+    c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next),
   );
   app.use('*', hostGuard(opts));
   // A load balancer's or orchestrator's probe on a server that needs tokens: no token, and no

@@ -45,18 +45,20 @@ export async function tombstoneCandidates(
 
 /**
  * tombstoneCandidates for several lookups in one statement (the scopes a value is checked in),
- * answered in the order asked. Each lookup is its own branch with its own constants, so every
- * one is an index scan of its scope's rows under the write's grams (`gram = ANY`, one descent
- * per gram), never a scan of the scope's rows, whatever the planner knows of the table; a row
- * found is kept when the write holds every gram of it, tested against the same constant (a
- * hashed `= ANY`: one probe per gram of the row, not a pass over the write's grams); then the
- * latest event of each key found, or asked for by its exact key.
+ * answered in the order asked. Each lookup is its own branch with its own constants: one index
+ * descent per gram of the write into its scope's rows (a LATERAL fenced with OFFSET 0, so the
+ * planner can neither pull it up nor turn it into a scan of the scope's rows, whatever it knows
+ * of the table: on a table not yet analyzed it did); a row found is kept when the write holds
+ * every gram of it, tested against the same constant (a hashed `= ANY`: one probe per gram of
+ * the row, not a pass over the write's grams as array containment made); then the latest event
+ * of each key found, or asked for by its exact key.
  */
 export async function tombstoneCandidatesMany(
   query: Query,
   tenant: string,
   asks: readonly { scope: string; probe: TombstoneProbe }[],
 ): Promise<Tombstone[][]> {
+  if (asks.length === 0) return [];
   const values: unknown[] = [tenant];
   const add = (v: unknown) => `$${values.push(v)}`;
   const branches = asks.map((a, i) => {

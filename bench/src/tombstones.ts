@@ -2,7 +2,10 @@
 // engine.apply and its tombstone gate) with 0, 1k and 10k tombstones armed in the write's scope,
 // on the embedded store and on Postgres. The tombstone check should cost the same whatever their
 // number. Tombstones are armed with the `arm` op; values and writes come from the shared
-// synthetic vocabulary (seeded), so runs are comparable. Writes a JSON result file.
+// synthetic vocabulary (seeded), so runs are comparable. Besides wall-clock percentiles (which a
+// busy machine inflates), the CPU time each phase took, per write / per arm: this process's and,
+// on Postgres, the server backends' of the benchmark's own database (their /proc stat), so runs
+// on a loaded machine can still be compared. Writes a JSON result file.
 //
 //   node dist/bench/src/tombstones.js [--stores files,postgres] [--t 0,1000,10000]
 //     [--writes 200] [--admin-url URL] [--label after] [--out bench/results/tombstones.json]
@@ -41,11 +44,22 @@ const BINDING = { project: projectScope('bench:tombstones', 'bench'), identity: 
 const HUMAN = { kind: 'human' as const, surface: 'cli' };
 const round = (n: number) => Math.round(n * 100) / 100;
 
-async function openStore(kind: string): Promise<{ store: Store; drop: () => Promise<void> }> {
+interface Opened {
+  store: Store;
+  drop: () => Promise<void>;
+  /** The server processes working for this store (none for the files store). */
+  backends: () => Promise<number[]>;
+}
+
+async function openStore(kind: string): Promise<Opened> {
   if (kind === 'files') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-bench-tomb-'));
     const store = await FileStore.open(dir, { durable: false });
-    return { store, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+    return {
+      store,
+      drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
+      backends: async () => [],
+    };
   }
   const admin = new pg.Client({ connectionString: args['admin-url'] });
   await admin.connect();
@@ -64,11 +78,41 @@ async function openStore(kind: string): Promise<{ store: Store; drop: () => Prom
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await admin.end();
     },
+    backends: async () =>
+      (
+        await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [
+          name,
+        ])
+      ).rows.map((r) => r.pid),
+  };
+}
+
+/** CPU seconds (user + system) a process has used, from /proc (0 once it is gone). */
+function procCpu(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ)
+  } catch {
+    return 0;
+  }
+}
+
+/** A CPU meter over this process and the store's server backends. */
+async function cpuMeter(opened: Opened) {
+  const self = process.cpuUsage();
+  const before = new Map((await opened.backends()).map((p) => [p, procCpu(p)]));
+  return async () => {
+    const own = process.cpuUsage(self);
+    let server = 0;
+    for (const p of await opened.backends()) server += procCpu(p) - (before.get(p) ?? 0);
+    return { client: (own.user + own.system) / 1e6, server };
   };
 }
 
 async function run(kind: string, tombstones: number, writes: number) {
-  const { store, drop } = await openStore(kind);
+  const opened = await openStore(kind);
+  const { store, drop } = opened;
   let now = Date.parse('2026-01-01T00:00:00.000Z');
   const engine = new Engine({
     store,
@@ -80,6 +124,7 @@ async function run(kind: string, tombstones: number, writes: number) {
   try {
     const { words, rand } = syntheticText(42);
     const armStart = performance.now();
+    const armCpu = await cpuMeter(opened);
     for (let i = 0; i < tombstones; i += 500) {
       const ops = [];
       for (let j = i; j < Math.min(tombstones, i + 500); j++)
@@ -91,7 +136,9 @@ async function run(kind: string, tombstones: number, writes: number) {
       await engine.apply(ops, HUMAN);
     }
     const armSeconds = (performance.now() - armStart) / 1000;
+    const armUsed = await armCpu();
     const ms: number[] = [];
+    const writeCpu = await cpuMeter(opened);
     for (let k = 0; k < writes; k++) {
       const s = performance.now();
       await engine.apply(
@@ -100,7 +147,9 @@ async function run(kind: string, tombstones: number, writes: number) {
       );
       ms.push(performance.now() - s);
     }
+    const used = await writeCpu();
     ms.sort((a, b) => a - b);
+    const perArm = (x: number) => (tombstones > 0 ? round((x * 1000) / tombstones) : 0);
     return {
       store: kind,
       tombstones,
@@ -108,6 +157,12 @@ async function run(kind: string, tombstones: number, writes: number) {
       arm_seconds: round(armSeconds),
       write_p50_ms: round(percentile(ms, 50)),
       write_p95_ms: round(percentile(ms, 95)),
+      write_cpu_ms: round(((used.client + used.server) * 1000) / writes),
+      write_cpu_client_ms: round((used.client * 1000) / writes),
+      write_cpu_server_ms: round((used.server * 1000) / writes),
+      arm_cpu_ms: perArm(armUsed.client + armUsed.server),
+      arm_cpu_server_ms: perArm(armUsed.server),
+      loadavg: os.loadavg().map(round),
     };
   } finally {
     await store.close();
@@ -127,7 +182,7 @@ async function main() {
     bench: 'tombstones',
     label: args.label,
     at: new Date().toISOString(),
-    note: 'one write at a time through engine.apply (remember: abstract of 10 words, body of 40), scope holding N armed tombstones; files store durable: false',
+    note: "one write at a time through engine.apply (remember: abstract of 10 words, body of 40), scope holding N armed tombstones; files store durable: false; *_cpu_ms: CPU time per write (per arm) of this process plus, on Postgres, the benchmark database's server backends (/proc, 10 ms ticks summed over the phase)",
     machine: { cpus: os.cpus().length, loadavg: os.loadavg().map(round), node: process.version },
     results,
   };

@@ -35,10 +35,11 @@ interface Cache {
   next: number;
   list: Tombstone[] | null;
   /**
-   * scope NUL gram → scope NUL key of the tombstones indexed under it, built on the first lookup
-   * (in arming order, each under its gram with the fewest entries then) and kept current after.
+   * scope → gram → the tombstones indexed under it, built on the first lookup (in arming order,
+   * each under its gram with the fewest entries then) and kept current after. Nested by scope so
+   * a lookup reads one map per gram of the write without building a key string for each.
    */
-  byGram: Map<string, Set<string>> | null;
+  byGram: Map<string, Map<string, Set<Armed>>> | null;
   /** Every line of the file, to append an event only once without reading the file again. */
   lines: Set<string>;
   /** The file ends with a newline (or is empty): no torn line to end before appending. */
@@ -153,32 +154,32 @@ export class TombstoneLog {
     if (!cache || cache.armed.size === 0) return [];
     if (!cache.byGram) {
       cache.byGram = new Map();
-      for (const [k, a] of cache.armed) indexGram(cache.byGram, k, a);
+      for (const a of cache.armed.values()) indexGram(cache.byGram, a);
     }
-    const found = new Map<string, Armed>();
+    const found = new Set<Armed>();
     for (const key of probe.keys) {
-      const k = `${scope}\u0000${key}`;
-      const a = cache.armed.get(k);
-      if (a) found.set(k, a);
+      const a = cache.armed.get(`${scope}\u0000${key}`);
+      if (a) found.add(a);
     }
-    const held = new Set(probe.grams);
-    for (const g of probe.grams)
-      for (const k of cache.byGram.get(`${scope}\u0000${g}`) ?? []) {
-        const a = cache.armed.get(k);
-        if (a && holdsTombstoneGrams(a.grams!, held)) found.set(k, a);
-      }
-    return [...found.values()].sort((a, b) => a.seq - b.seq).map((a) => a.t);
+    const index = cache.byGram.get(scope);
+    if (index) {
+      const held = new Set(probe.grams);
+      for (const g of probe.grams)
+        for (const a of index.get(g) ?? []) if (holdsTombstoneGrams(a.grams!, held)) found.add(a);
+    }
+    return [...found].sort((a, b) => a.seq - b.seq).map((a) => a.t);
   }
 }
 
-function indexGram(byGram: Map<string, Set<string>>, k: string, a: Armed): void {
+function indexGram(byGram: NonNullable<Cache['byGram']>, a: Armed): void {
   a.grams ??= tombstoneGrams(a.t);
-  const scope = a.t.scope;
-  a.gram ??= pickTombstoneGram(a.grams, (g) => byGram.get(`${scope}\u0000${g}`)?.size ?? 0);
-  const g = `${scope}\u0000${a.gram}`;
-  const keys = byGram.get(g);
-  if (keys) keys.add(k);
-  else byGram.set(g, new Set([k]));
+  let index = byGram.get(a.t.scope);
+  if (!index) byGram.set(a.t.scope, (index = new Map()));
+  const grams = index;
+  a.gram ??= pickTombstoneGram(a.grams, (g) => grams.get(g)?.size ?? 0);
+  const list = index.get(a.gram);
+  if (list) list.add(a);
+  else index.set(a.gram, new Set([a]));
 }
 
 /** One arm or lift event applied to the cache (a re-arm keeps its place, as a Map does). */
@@ -187,12 +188,12 @@ function apply(cache: Cache, ev: Event): void {
   const prev = cache.armed.get(k);
   if (ev.event !== 'arm' && ev.event !== 'lift') return;
   if (prev && cache.byGram && prev.gram !== undefined)
-    cache.byGram.get(`${prev.t.scope}\u0000${prev.gram}`)?.delete(k);
+    cache.byGram.get(prev.t.scope)?.get(prev.gram)?.delete(prev);
   if (ev.event === 'arm') {
     const { event: _e, ...t } = ev;
     const a: Armed = { t: t as Tombstone, seq: prev?.seq ?? cache.next++ };
     cache.armed.set(k, a);
-    if (cache.byGram) indexGram(cache.byGram, k, a);
+    if (cache.byGram) indexGram(cache.byGram, a);
   } else cache.armed.delete(k);
   cache.list = null;
 }

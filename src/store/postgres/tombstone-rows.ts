@@ -40,68 +40,49 @@ export async function tombstoneCandidates(
   scope: string,
   probe: TombstoneProbe,
 ): Promise<Tombstone[]> {
-  // Index lookups only, one per gram of the write and one per key found (LATERAL, collation
-  // "C" as the columns have it, so the planner cannot turn either into a scan of the tenant's
-  // tombstones); a row found is kept only when the write holds every gram of it (`= ANY` of
-  // the write's grams, a constant here: hashed); then the latest event of each key.
-  const { rows } = await query<{ event: string; doc: string }>(
-    `WITH k AS (
-       SELECT g.key FROM unnest($3::text[]) AS q(gram), LATERAL (
-         SELECT key, grams FROM tombstone_grams
-         WHERE tenant_id = $1 AND scope = $2 AND gram = q.gram COLLATE "C") g
-       WHERE g.grams <@ $3::text[]
-       UNION
-       SELECT unnest($4::text[]) COLLATE "C"
-     )
-     SELECT e.event, e.doc FROM k, LATERAL (
-       SELECT event, doc FROM tombstone_events
-       WHERE tenant_id = $1 AND scope = $2 AND key = k.key
-       ORDER BY seq DESC LIMIT 1) e
-     ORDER BY k.key COLLATE "C"`,
-    [tenant, scope, probe.grams, probe.keys],
-  );
-  return rows.filter((r) => r.event === 'arm').map((r) => JSON.parse(r.doc) as Tombstone);
+  return (await tombstoneCandidatesMany(query, tenant, [{ scope, probe }]))[0]!;
 }
 
 /**
- * tombstoneCandidates for several lookups in one statement (the scopes a value is checked in):
- * the same index lookups and the same "every gram held" filter (array containment) per lookup, tagged with its
- * position; answers in the order asked.
+ * tombstoneCandidates for several lookups in one statement (the scopes a value is checked in),
+ * answered in the order asked. Each lookup is its own branch with its own constants: one index
+ * descent per gram of the write into its scope's rows (a LATERAL fenced with OFFSET 0, so the
+ * planner can neither pull it up nor turn it into a scan of the scope's rows, whatever it knows
+ * of the table: on a table not yet analyzed it did); a row found is kept when the write holds
+ * every gram of it, tested against the same constant (a hashed `= ANY`: one probe per gram of
+ * the row, not a pass over the write's grams as array containment made); then the latest event
+ * of each key found, or asked for by its exact key.
  */
 export async function tombstoneCandidatesMany(
   query: Query,
   tenant: string,
   asks: readonly { scope: string; probe: TombstoneProbe }[],
 ): Promise<Tombstone[][]> {
-  if (asks.length === 1)
-    return [await tombstoneCandidates(query, tenant, asks[0]!.scope, asks[0]!.probe)];
-  const ki: number[] = [];
-  const keys: string[] = [];
-  asks.forEach((a, i) => {
-    for (const k of a.probe.keys) {
-      ki.push(i + 1);
-      keys.push(k);
-    }
+  if (asks.length === 0) return [];
+  const values: unknown[] = [tenant];
+  const add = (v: unknown) => `$${values.push(v)}`;
+  const branches = asks.map((a, i) => {
+    const scope = add(a.scope);
+    const grams = add(a.probe.grams);
+    const keys = add(a.probe.keys);
+    return `SELECT ${i + 1} AS i, ${scope}::text COLLATE "C" AS scope, g.key
+       FROM unnest(${grams}::text[]) AS q(gram), LATERAL (
+         SELECT key, grams FROM tombstone_grams
+         WHERE tenant_id = $1 AND scope = ${scope} COLLATE "C" AND gram = q.gram COLLATE "C"
+         OFFSET 0) g
+       WHERE NOT EXISTS (SELECT FROM unnest(g.grams) AS x(gram)
+                         WHERE NOT x.gram = ANY(${grams}::text[] COLLATE "C"))
+       UNION
+       SELECT ${i + 1}, ${scope}::text COLLATE "C", unnest(${keys}::text[]) COLLATE "C"`;
   });
   const { rows } = await query<{ i: number; event: string; doc: string }>(
-    `WITH calls AS (
-       SELECT c.i::int AS i, c.s COLLATE "C" AS scope,
-              ARRAY(SELECT jsonb_array_elements_text($3::jsonb -> (c.i::int - 1))) AS held
-       FROM unnest($2::text[]) WITH ORDINALITY AS c(s, i)),
-     k AS (
-       SELECT calls.i, g.key FROM calls, unnest(calls.held) AS q(gram), LATERAL (
-         SELECT key, grams FROM tombstone_grams
-         WHERE tenant_id = $1 AND scope = calls.scope AND gram = q.gram COLLATE "C") g
-       WHERE g.grams <@ calls.held
-       UNION
-       SELECT x.i, x.key COLLATE "C" FROM unnest($4::int[], $5::text[]) AS x(i, key)
-     )
-     SELECT k.i, e.event, e.doc FROM k JOIN calls USING (i), LATERAL (
+    `WITH k AS (${branches.join('\n       UNION ALL\n       ')})
+     SELECT k.i, e.event, e.doc FROM k, LATERAL (
        SELECT event, doc FROM tombstone_events
-       WHERE tenant_id = $1 AND scope = calls.scope AND key = k.key
+       WHERE tenant_id = $1 AND scope = k.scope AND key = k.key
        ORDER BY seq DESC LIMIT 1) e
      ORDER BY k.i, k.key COLLATE "C"`,
-    [tenant, asks.map((a) => a.scope), JSON.stringify(asks.map((a) => a.probe.grams)), ki, keys],
+    values,
   );
   const out: Tombstone[][] = asks.map(() => []);
   for (const r of rows) if (r.event === 'arm') out[r.i - 1]!.push(JSON.parse(r.doc) as Tombstone);

@@ -6,24 +6,36 @@
 // so each is prepared once per connection.
 import type { Eligibility } from '../../core/eligibility.js';
 import {
+  BM25_B,
+  BM25_K1,
   DEFAULT_RANKING,
   bm25Idf,
   countTokens,
+  narrowCut,
   narrowingPlan,
   rankCandidates,
   type CorpusStats,
   type FieldCounts,
   type LexicalFeatures,
+  type RankingModel,
 } from '../../core/ranking.js';
 import { queryShape, termTokens, uniqueTerms, type QueryTerm } from '../../core/text.js';
 import type { SearchHit, SearchRequest } from '../port.js';
 import type { Query } from './reads.js';
 import { Params, VIEW_COLUMNS, eligibleSql, toView, type ViewRow } from './sql.js';
 
+/**
+ * Where a search's candidates come from: `postings` (a query of words: its terms' postings,
+ * ranked in SQL) or `gin` (the GIN index and the token texts: a query with a phrase always,
+ * and the reference the postings are tested against).
+ */
+export type CandidatePath = 'postings' | 'gin';
+
 export async function search(
   query: Query,
   tenant: string,
   req: SearchRequest,
+  via: CandidatePath = 'postings',
 ): Promise<SearchHit[]> {
   const q = req.eligibility;
   if (q.scopes.length === 0) return [];
@@ -41,10 +53,21 @@ export async function search(
     m,
     stats.rows,
   );
+  // A query of words reads postings (ranked in SQL, the best few shipped); one with a phrase
+  // matches through the GIN index and counts in the token texts.
+  const words = via === 'postings' && !phrase.some(Boolean);
   let ranked: Scored[] = [];
   for (const kept of plan) {
-    const match = kept ? kept.map((i) => tokens[i]!) : tokens;
-    const cands = await candidates(query, tenant, match, tokens, q.scopes, q);
+    const cands = words
+      ? await postingsCandidates(query, tenant, tokens, kept, idf, stats, m, req.limit, q)
+      : await candidates(
+          query,
+          tenant,
+          kept ? kept.map((i) => tokens[i]!) : tokens,
+          tokens,
+          q.scopes,
+          q,
+        );
     ranked = rankCandidates(cands, kept, idf, stats, m, req.limit);
     if (ranked.length >= want) break;
   }
@@ -166,6 +189,110 @@ async function candidates(
         countTokens(row.a, tok),
         countTokens(row.b, tok),
         countTokens(row.e, tok),
+      ]),
+    },
+  }));
+}
+
+/** The postings statement's text (one for every query: terms and parameters travel as values). */
+let POSTINGS_SQL: string | undefined;
+
+export function postingsSql(): string {
+  if (POSTINGS_SQL === undefined) {
+    const p = new Params();
+    const [tenant, match, idf, weights, bm25, all, scopes, n] = [
+      'tenant',
+      'match',
+      'idf',
+      'weights',
+      'bm25',
+      'all',
+      'scopes',
+      'n',
+    ].map((x) => p.add(x));
+    const bm = `(${bm25}::float8[])`;
+    const w = `(${weights}::float8[])`;
+    const predicate = eligibleSql(
+      { scopes: [], asOf: '', knownAt: null, minTrust: 'untrusted', includeQuarantined: false },
+      p,
+    );
+    // s: every posting of the matched terms scored by BM25 over them (core/ranking.ts bm25Term
+    // in its order of operations; bm is [k1 + 1, k1, 1 − b, b, average length]), best
+    // first; materialized, so the eligibility below runs on its rows in that order and stops
+    // at the n-th eligible one (the LIMIT 1 keeps the probe a nested loop by primary key).
+    // Then, for those n only, each term's counts (zero where it has no posting): the features
+    // rankCandidates reads, left-out terms included.
+    POSTINGS_SQL = `WITH s AS MATERIALIZED (
+  SELECT p.id, p.rev, p.len,
+    sum(q.idf * ((f.x * ${bm}[1]) / (f.x + ${bm}[2] * (${bm}[3] + (${bm}[4] * p.len) / ${bm}[5])))) AS score
+  FROM unnest(${match}::text[], ${idf}::float8[]) AS q(lexeme, idf)
+  JOIN postings p ON p.tenant_id = ${tenant} AND p.lexeme = q.lexeme
+  CROSS JOIN LATERAL (SELECT p.ta * ${w}[1] + p.tb * ${w}[2] + p.te * ${w}[3] AS x) f
+  GROUP BY p.id, p.rev, p.len
+  ORDER BY score DESC, p.id, p.rev)
+SELECT e.id, e.rev, e.len, w.w,
+  ARRAY(SELECT c.v FROM unnest(${all}::text[]) WITH ORDINALITY AS t(l, i)
+        LEFT JOIN postings p ON p.tenant_id = ${tenant} AND p.lexeme = t.l AND p.id = e.id
+                             AND p.rev = e.rev
+        CROSS JOIN LATERAL (VALUES (1, coalesce(p.ta, 0)), (2, coalesce(p.tb, 0)),
+                                   (3, coalesce(p.te, 0))) AS c(k, v)
+        ORDER BY t.i, c.k) AS tf
+FROM (SELECT s.id, s.rev, s.len FROM s
+      CROSS JOIN LATERAL (SELECT 1 FROM revisions r
+        WHERE r.tenant_id = ${tenant} AND r.id = s.id AND r.rev = s.rev
+          AND r.scope = ANY(${scopes}::text[]) AND ${predicate} LIMIT 1) ok
+      LIMIT ${n}::int) e
+LEFT JOIN weights w ON w.tenant_id = ${tenant} AND w.id = e.id`;
+  }
+  return POSTINGS_SQL;
+}
+
+/**
+ * The best eligible candidates of a query of words, from its terms' postings: scored in SQL by
+ * BM25 over the candidate query's terms (`kept`, or all), the first narrowCut of them shipped
+ * with every term's counts, for rankCandidates to rank exactly as on the other path (the SQL
+ * score only chooses which few to ship; the cut has room beyond the limit for rounding).
+ */
+async function postingsCandidates(
+  query: Query,
+  tenant: string,
+  tokens: readonly string[][],
+  kept: readonly number[] | null,
+  idf: readonly number[],
+  stats: CorpusStats,
+  m: RankingModel,
+  limit: number,
+  eligibility: Eligibility,
+): Promise<Candidate[]> {
+  const which = kept ?? tokens.map((_, i) => i);
+  const avg = stats.tokens / Math.max(1, stats.rows);
+  const p = new Params();
+  p.add(tenant);
+  p.add(which.map((i) => tokens[i]![0]!));
+  p.add(which.map((i) => idf[i]!));
+  p.add([m.abstractWeight, m.bodyWeight, m.extraWeight]);
+  p.add([BM25_K1 + 1, BM25_K1, 1 - BM25_B, BM25_B, avg]);
+  p.add(tokens.map((t) => t[0]!));
+  p.add(eligibility.scopes);
+  p.add(narrowCut(limit, m));
+  eligibleSql(eligibility, p);
+  const { rows } = await query<{
+    id: string;
+    rev: number;
+    len: number;
+    w: number | null;
+    tf: number[];
+  }>(postingsSql(), p.values, 'mneme_search_eligible_postings');
+  return rows.map((row) => ({
+    id: row.id,
+    rev: row.rev,
+    weight: row.w ?? 1,
+    features: {
+      length: row.len,
+      tf: tokens.map((_, i): FieldCounts => [
+        row.tf[3 * i]!,
+        row.tf[3 * i + 1]!,
+        row.tf[3 * i + 2]!,
       ]),
     },
   }));

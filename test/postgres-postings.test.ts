@@ -90,7 +90,7 @@ describe('Postgres postings', { skip: skip ?? false }, () => {
     query = async (text, values, name) => {
       if (name?.startsWith('mneme_search_eligible')) ran.push(name);
       const r = await pool.query({ text, values, name });
-      if (name === 'mneme_search_eligible_postings') shipped.push(r.rows.length);
+      if (name?.startsWith('mneme_search_eligible_postings')) shipped.push(r.rows.length);
       return r;
     };
     store = PostgresStore.forTenant(pool, { tenant: 'acme' });
@@ -128,7 +128,8 @@ describe('Postgres postings', { skip: skip ?? false }, () => {
     const postings = await run('postings');
     const gin = await run('gin');
     assert.ok(
-      postings.ran.length > 0 && postings.ran.every((n) => n === 'mneme_search_eligible_postings'),
+      postings.ran.length > 0 &&
+        postings.ran.every((n) => n.startsWith('mneme_search_eligible_postings')),
       `the postings path ran the postings statement: ${postings.ran.join(', ')}`,
     );
     assert.ok(
@@ -240,6 +241,48 @@ describe('Postgres postings', { skip: skip ?? false }, () => {
       shipped.length > 0 && shipped.every((n) => n <= 100),
       `the postings statement shipped at most the cut (${shipped.join(', ')} rows), not all 125`,
     );
+  });
+
+  it('looks beyond a pool of ineligible best matches for the eligible ones', async () => {
+    // A cut of 2 (limit 1) keeps a pool of 8: the 8 best "yak" rows are retracted, the 2
+    // eligible ones rank below them.
+    const model = rankingModel({ narrowCandidates: 2 });
+    const best = await engine.apply(
+      Array.from({ length: 8 }, (_, i) => ({
+        op: 'remember' as const,
+        type: 'fact',
+        abstract: `Yak yak shearing ${i}`,
+      })),
+      HUMAN,
+    );
+    const rest = await engine.apply(
+      Array.from({ length: 2 }, (_, i) => ({
+        op: 'remember' as const,
+        type: 'fact',
+        abstract: `Shearing season ${i}`,
+        body: 'one yak among many long words of a body that is long',
+      })),
+      HUMAN,
+    );
+    let r = await both('yak', 1, model);
+    assert.deepEqual(r.postings, r.gin);
+    assert.ok(
+      best.some((b) => b.id === r.postings[0]?.[0]),
+      'before: a best match is found',
+    );
+    clock.advance(60_000);
+    await engine.apply(
+      best.map((b) => ({ op: 'retract' as const, id: b.id, reason: 'wrong' })),
+      HUMAN,
+    );
+    shipped.length = 0;
+    r = await both('yak', 1, model);
+    assert.deepEqual(r.postings, r.gin);
+    assert.ok(
+      rest.some((b) => b.id === r.postings[0]?.[0]),
+      `an eligible match beyond the pool is found: ${JSON.stringify(r.postings)}`,
+    );
+    assert.deepEqual(shipped, [0, 2], 'the full pool yielded none; the unbounded run found both');
   });
 
   it('backfills the postings of revisions written before the migration, and then searches the same', async () => {

@@ -194,13 +194,22 @@ async function candidates(
   }));
 }
 
-/** The postings statement's text (one for every query: terms and parameters travel as values). */
-let POSTINGS_SQL: string | undefined;
+/**
+ * The postings a ranked statement keeps for its eligibility probes, in cuts: enough that a
+ * store where most matches are eligible needs one statement, few enough that it sorts only the
+ * best few hundred of a common word's thousands.
+ */
+const POOL_FACTOR = 4;
 
-export function postingsSql(): string {
-  if (POSTINGS_SQL === undefined) {
+/** The postings statement's text (one for every query: terms and parameters travel as values). */
+const POSTINGS_SQL = new Map<boolean, string>();
+
+/** `single`: the candidate query has one term (its postings need no sum per revision). */
+export function postingsSql(single = false): string {
+  let text = POSTINGS_SQL.get(single);
+  if (text === undefined) {
     const p = new Params();
-    const [tenant, match, idf, weights, bm25, all, scopes, n] = [
+    const [tenant, match, idf, weights, bm25, all, scopes, n, pool] = [
       'tenant',
       'match',
       'idf',
@@ -209,6 +218,7 @@ export function postingsSql(): string {
       'all',
       'scopes',
       'n',
+      'pool',
     ].map((x) => p.add(x));
     const bm = `(${bm25}::float8[])`;
     const w = `(${weights}::float8[])`;
@@ -218,19 +228,22 @@ export function postingsSql(): string {
     );
     // s: every posting of the matched terms scored by BM25 over them (core/ranking.ts bm25Term
     // in its order of operations; bm is [k1 + 1, k1, 1 − b, b, average length]), best
-    // first; materialized, so the eligibility below runs on its rows in that order and stops
-    // at the n-th eligible one (the LIMIT 1 keeps the probe a nested loop by primary key).
+    // first, the best `pool` of them (null: all; a top-N sort, not a sort of every match);
+    // materialized, so the eligibility below runs on its rows in that order and stops at the
+    // n-th eligible one (the LIMIT 1 keeps the probe a nested loop by primary key). `pooled`:
+    // how many s held (a pool that was full and yielded fewer than n is run again unbounded).
     // Then, for those n only, each term's counts (zero where it has no posting): the features
     // rankCandidates reads, left-out terms included.
-    POSTINGS_SQL = `WITH s AS MATERIALIZED (
-  SELECT p.id, p.rev, p.len,
-    sum(q.idf * ((f.x * ${bm}[1]) / (f.x + ${bm}[2] * (${bm}[3] + (${bm}[4] * p.len) / ${bm}[5])))) AS score
+    const term = `q.idf * ((f.x * ${bm}[1]) / (f.x + ${bm}[2] * (${bm}[3] + (${bm}[4] * p.len) / ${bm}[5])))`;
+    text = `WITH s AS MATERIALIZED (
+  SELECT p.id, p.rev, p.len, ${single ? term : `sum(${term})`} AS score
   FROM unnest(${match}::text[], ${idf}::float8[]) AS q(lexeme, idf)
   JOIN postings p ON p.tenant_id = ${tenant} AND p.lexeme = q.lexeme
   CROSS JOIN LATERAL (SELECT p.ta * ${w}[1] + p.tb * ${w}[2] + p.te * ${w}[3] AS x) f
-  GROUP BY p.id, p.rev, p.len
-  ORDER BY score DESC, p.id, p.rev)
-SELECT e.id, e.rev, e.len, w.w,
+  ${single ? '' : 'GROUP BY p.id, p.rev, p.len'}
+  ORDER BY score DESC, p.id, p.rev
+  LIMIT ${pool}::int)
+SELECT e.id, e.rev, e.len, w.w, (SELECT count(*) FROM s)::int AS pooled,
   ARRAY(SELECT c.v FROM unnest(${all}::text[]) WITH ORDINALITY AS t(l, i)
         LEFT JOIN postings p ON p.tenant_id = ${tenant} AND p.lexeme = t.l AND p.id = e.id
                              AND p.rev = e.rev
@@ -243,8 +256,9 @@ FROM (SELECT s.id, s.rev, s.len FROM s
           AND r.scope = ANY(${scopes}::text[]) AND ${predicate} LIMIT 1) ok
       LIMIT ${n}::int) e
 LEFT JOIN weights w ON w.tenant_id = ${tenant} AND w.id = e.id`;
+    POSTINGS_SQL.set(single, text);
   }
-  return POSTINGS_SQL;
+  return text;
 }
 
 /**
@@ -274,15 +288,31 @@ async function postingsCandidates(
   p.add([BM25_K1 + 1, BM25_K1, 1 - BM25_B, BM25_B, avg]);
   p.add(tokens.map((t) => t[0]!));
   p.add(eligibility.scopes);
-  p.add(narrowCut(limit, m));
+  const n = narrowCut(limit, m);
+  p.add(n);
+  const pool = p.add(n * POOL_FACTOR);
   eligibleSql(eligibility, p);
-  const { rows } = await query<{
+  type Row = {
     id: string;
     rev: number;
     len: number;
     w: number | null;
+    pooled: number;
     tf: number[];
-  }>(postingsSql(), p.values, 'mneme_search_eligible_postings');
+  };
+  const run = () =>
+    query<Row>(
+      postingsSql(which.length === 1),
+      p.values,
+      // One name per text (a prepared statement's name is bound to its text).
+      which.length === 1 ? 'mneme_search_eligible_postings_1' : 'mneme_search_eligible_postings',
+    );
+  let { rows } = await run();
+  // Fewer eligible than the cut among a full pool: the eligible best may lie beyond it.
+  if (rows.length < n && (rows.length === 0 || rows[0]!.pooled === n * POOL_FACTOR)) {
+    p.values[Number(pool.slice(1)) - 1] = null;
+    ({ rows } = await run());
+  }
   return rows.map((row) => ({
     id: row.id,
     rev: row.rev,

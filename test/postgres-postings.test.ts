@@ -1,10 +1,10 @@
 // Postgres search reads a query of words from the postings table (migration 13) that statement
 // triggers on revisions keep. Two things must hold after every kind of write (remember,
-// supersede, retract, purge) and after an upgrade that backfills the postings of revisions
-// written before the table existed: the table equals the revisions' token texts counted in JS
-// (as core/ranking.ts countTokens counts), and a search over postings finds exactly what the
-// GIN path (the token texts, the reference) finds — the same hits, revisions and relevances,
-// with what a write retired or purged absent from both.
+// supersede, forget — a retract that rejects —, purge) and after an upgrade that backfills the
+// postings of revisions written before the table existed: the table equals the revisions' token
+// texts counted in JS (as core/ranking.ts countTokens counts), and a search over postings finds
+// exactly what the GIN path (the token texts, the reference) finds — the same hits, revisions and
+// relevances, with what a write retired or purged absent from both.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
@@ -179,9 +179,12 @@ describe('Postgres postings', { skip: skip ?? false }, () => {
       HUMAN,
     );
     clock.advance(60_000);
-    await engine.apply([{ op: 'retract', id: written[14]!.id, reason: 'wrong' }], HUMAN);
-    assert.deepEqual(await postingsDrift(pool, 'acme'), [], 'after supersede and retract');
-    await assertSameAsGin('after supersede and retract');
+    await engine.apply(
+      [{ op: 'retract', id: written[14]!.id, reason: 'wrong', reject: true }],
+      HUMAN,
+    );
+    assert.deepEqual(await postingsDrift(pool, 'acme'), [], 'after supersede and forget');
+    await assertSameAsGin('after supersede and forget');
     const q = await both('quokka deploy');
     assert.deepEqual(q.postings[0]?.slice(0, 2), [target.id, 2], 'the new revision is found');
     assert.ok(
@@ -191,7 +194,7 @@ describe('Postgres postings', { skip: skip ?? false }, () => {
     const z = await both('zephyr', 10);
     assert.ok(
       !z.postings.some(([id]) => id === written[14]!.id),
-      'a retracted memory is not found',
+      'a forgotten memory is not found',
     );
     assert.ok(
       z.postings.some(([id]) => id === written[0]!.id),

@@ -32,6 +32,83 @@ const TOMBSTONE_GRAMS_ALL = `
 ALTER TABLE tombstone_grams ADD COLUMN grams text[] COLLATE "C" NOT NULL DEFAULT '{}';
 `;
 
+// 13: postings (store/postgres/search-rows.ts): per revision and index token, its occurrences
+// in each field (abstract, body, extra) and the revision's length — what BM25 reads of a
+// candidate, so a search reads its terms' postings by an index-only scan of the primary key
+// and ranks in SQL instead of shipping every match's token texts. Kept by statement triggers on
+// revisions (every writer: commits, lineage re-derivation, purges, migrations; a lifecycle
+// update changes no text and rewrites nothing), backfilled here for the revisions already
+// stored. Tokens are the space-separated index tokens of the fts_* columns, counted as
+// core/ranking.ts countTokens counts them.
+const POSTINGS = `
+CREATE FUNCTION mneme_tokens(a text, b text, e text)
+  RETURNS TABLE(tok text, ta integer, tb integer, te integer)
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $f$
+  SELECT x.t, (count(*) FILTER (WHERE x.f = 1))::int, (count(*) FILTER (WHERE x.f = 2))::int,
+         (count(*) FILTER (WHERE x.f = 3))::int
+  FROM (SELECT t, 1 AS f FROM unnest(string_to_array(a, ' ')) t
+        UNION ALL SELECT t, 2 FROM unnest(string_to_array(b, ' ')) t
+        UNION ALL SELECT t, 3 FROM unnest(string_to_array(e, ' ')) t) x
+  WHERE x.t <> ''
+  GROUP BY x.t
+$f$;
+CREATE TABLE postings(
+  tenant_id text COLLATE "C" NOT NULL,
+  lexeme text COLLATE "C" NOT NULL,
+  id text COLLATE "C" NOT NULL,
+  rev integer NOT NULL,
+  ta integer NOT NULL,
+  tb integer NOT NULL,
+  te integer NOT NULL,
+  len integer NOT NULL
+);
+INSERT INTO postings(tenant_id, lexeme, id, rev, ta, tb, te, len)
+SELECT r.tenant_id, k.tok, r.id, r.rev, k.ta, k.tb, k.te, r.fts_len
+FROM revisions r, mneme_tokens(r.fts_abstract, r.fts_body, r.fts_extra) k;
+ALTER TABLE postings ADD PRIMARY KEY (tenant_id, lexeme, id, rev) INCLUDE (ta, tb, te, len);
+CREATE FUNCTION mneme_postings() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+  -- Deleted by the primary key: the old text's tokens name its rows.
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO postings(tenant_id, lexeme, id, rev, ta, tb, te, len)
+    SELECT n.tenant_id, k.tok, n.id, n.rev, k.ta, k.tb, k.te, n.fts_len
+    FROM new_rows n, mneme_tokens(n.fts_abstract, n.fts_body, n.fts_extra) k;
+  ELSIF TG_OP = 'DELETE' THEN
+    DELETE FROM postings p USING (
+      SELECT o.tenant_id, k.tok, o.id, o.rev
+      FROM old_rows o, mneme_tokens(o.fts_abstract, o.fts_body, o.fts_extra) k) d
+    WHERE p.tenant_id = d.tenant_id AND p.lexeme = d.tok AND p.id = d.id AND p.rev = d.rev;
+  ELSE
+    -- Only rows whose text changed (a lifecycle update changes none).
+    DELETE FROM postings p USING (
+      SELECT o.tenant_id, k.tok, o.id, o.rev
+      FROM old_rows o JOIN new_rows n
+        ON n.tenant_id = o.tenant_id AND n.id = o.id AND n.rev = o.rev
+       AND (n.fts_abstract, n.fts_body, n.fts_extra) IS DISTINCT FROM
+           (o.fts_abstract, o.fts_body, o.fts_extra),
+      mneme_tokens(o.fts_abstract, o.fts_body, o.fts_extra) k) d
+    WHERE p.tenant_id = d.tenant_id AND p.lexeme = d.tok AND p.id = d.id AND p.rev = d.rev;
+    INSERT INTO postings(tenant_id, lexeme, id, rev, ta, tb, te, len)
+    SELECT n.tenant_id, k.tok, n.id, n.rev, k.ta, k.tb, k.te, n.fts_len
+    FROM new_rows n JOIN old_rows o
+      ON n.tenant_id = o.tenant_id AND n.id = o.id AND n.rev = o.rev
+     AND (n.fts_abstract, n.fts_body, n.fts_extra) IS DISTINCT FROM
+         (o.fts_abstract, o.fts_body, o.fts_extra),
+    mneme_tokens(n.fts_abstract, n.fts_body, n.fts_extra) k;
+  END IF;
+  RETURN NULL;
+END
+$f$;
+CREATE TRIGGER revisions_postings_insert AFTER INSERT ON revisions
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION mneme_postings();
+CREATE TRIGGER revisions_postings_update AFTER UPDATE ON revisions
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION mneme_postings();
+CREATE TRIGGER revisions_postings_delete AFTER DELETE ON revisions
+  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION mneme_postings();
+ANALYZE postings;
+`;
+
 export const MIGRATIONS: readonly string[] = [
   // 1: tenants, tokens, memories and revisions with full-text search, the journal, tombstones,
   // proposals, usage, weights and the session archive.
@@ -464,6 +541,7 @@ CREATE TABLE fsck_marks(
 );
 `,
   TOMBSTONE_GRAMS_ALL,
+  POSTINGS,
 ];
 
 /** Work a migration needs done in code, in its transaction, after its SQL (by version). */

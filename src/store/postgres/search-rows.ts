@@ -1,19 +1,24 @@
 // Ranked search and nearest on Postgres: the counts BM25 reads (rows, tokens, each term's
 // document frequency, kept by migration 9's triggers rather than counted), the rare-term
-// narrowing of core/ranking.ts (the embedded index's exactly), candidates from the tenant's
-// GIN index with the scope and eligibility predicates inside the statement, and their ranking
-// by core/ranking.ts. Every statement has one text whatever the query (terms travel as arrays),
+// narrowing of core/ranking.ts (the embedded index's exactly), candidates from the query terms'
+// postings (migration 13; BM25 in SQL choosing the few shipped) or, for a query with a phrase,
+// from the tenant's GIN index, with the scope and eligibility predicates inside the statement,
+// and their ranking by core/ranking.ts. Every statement has one text whatever the query (terms travel as arrays),
 // so each is prepared once per connection.
 import type { Eligibility } from '../../core/eligibility.js';
 import {
+  BM25_B,
+  BM25_K1,
   DEFAULT_RANKING,
   bm25Idf,
   countTokens,
+  narrowCut,
   narrowingPlan,
   rankCandidates,
   type CorpusStats,
   type FieldCounts,
   type LexicalFeatures,
+  type RankingModel,
 } from '../../core/ranking.js';
 import { queryShape, termTokens, uniqueTerms, type QueryTerm } from '../../core/text.js';
 import type { SearchHit, SearchRequest } from '../port.js';
@@ -28,10 +33,18 @@ import {
   type ViewRow,
 } from './sql.js';
 
+/**
+ * Where a search's candidates come from: `postings` (a query of words: its terms' postings,
+ * ranked in SQL) or `gin` (the GIN index and the token texts: a query with a phrase always,
+ * and the reference the postings are tested against).
+ */
+export type CandidatePath = 'postings' | 'gin';
+
 export async function search(
   query: Query,
   tenant: string,
   req: SearchRequest,
+  via: CandidatePath = 'postings',
 ): Promise<SearchHit[]> {
   const q = req.eligibility;
   if (q.scopes.length === 0) return [];
@@ -49,10 +62,21 @@ export async function search(
     m,
     stats.rows,
   );
+  // A query of words reads postings (ranked in SQL, the best few shipped); one with a phrase
+  // matches through the GIN index and counts in the token texts.
+  const words = via === 'postings' && !phrase.some(Boolean);
   let ranked: Scored[] = [];
   for (const kept of plan) {
-    const match = kept ? kept.map((i) => tokens[i]!) : tokens;
-    const cands = await candidates(query, tenant, match, tokens, q.scopes, q);
+    const cands = words
+      ? await postingsCandidates(query, tenant, tokens, kept, idf, stats, m, req.limit, q)
+      : await candidates(
+          query,
+          tenant,
+          kept ? kept.map((i) => tokens[i]!) : tokens,
+          tokens,
+          q.scopes,
+          q,
+        );
     ranked = rankCandidates(cands, kept, idf, stats, m, req.limit);
     if (ranked.length >= want) break;
   }
@@ -174,6 +198,140 @@ async function candidates(
         countTokens(row.a, tok),
         countTokens(row.b, tok),
         countTokens(row.e, tok),
+      ]),
+    },
+  }));
+}
+
+/**
+ * The postings a ranked statement keeps for its eligibility probes, in cuts: enough that a
+ * store where most matches are eligible needs one statement, few enough that it sorts only the
+ * best few hundred of a common word's thousands.
+ */
+const POOL_FACTOR = 4;
+
+/** The postings statement's text (one for every query: terms and parameters travel as values). */
+const POSTINGS_SQL = new Map<boolean, string>();
+
+/** `single`: the candidate query has one term (its postings need no sum per revision). */
+export function postingsSql(single = false): string {
+  let text = POSTINGS_SQL.get(single);
+  if (text === undefined) {
+    const p = new Params();
+    const [tenant, match, idf, weights, bm25, all, scopes, n, pool] = [
+      'tenant',
+      'match',
+      'idf',
+      'weights',
+      'bm25',
+      'all',
+      'scopes',
+      'n',
+      'pool',
+    ].map((x) => p.add(x));
+    const bm = `(${bm25}::float8[])`;
+    const w = `(${weights}::float8[])`;
+    const predicate = eligibleSql(
+      { scopes: [], asOf: '', knownAt: null, minTrust: 'untrusted', includeQuarantined: false },
+      p,
+    );
+    // s: every posting of the matched terms scored by BM25 over them (core/ranking.ts bm25Term
+    // in its order of operations; bm is [k1 + 1, k1, 1 − b, b, average length]), best
+    // first, the best `pool` of them (null: all; a top-N sort, not a sort of every match);
+    // materialized, so the eligibility below runs on its rows in that order and stops at the
+    // n-th eligible one (the LIMIT 1 keeps the probe a nested loop by primary key). `pooled`:
+    // how many s held (a pool that was full and yielded fewer than n is run again unbounded).
+    // Then, for those n only, each term's counts (zero where it has no posting): the features
+    // rankCandidates reads, left-out terms included.
+    const term = `q.idf * ((f.x * ${bm}[1]) / (f.x + ${bm}[2] * (${bm}[3] + (${bm}[4] * p.len) / ${bm}[5])))`;
+    text = `WITH s AS MATERIALIZED (
+  SELECT p.id, p.rev, p.len, ${single ? term : `sum(${term})`} AS score
+  FROM unnest(${match}::text[], ${idf}::float8[]) AS q(lexeme, idf)
+  JOIN postings p ON p.tenant_id = ${tenant} AND p.lexeme = q.lexeme
+  CROSS JOIN LATERAL (SELECT p.ta * ${w}[1] + p.tb * ${w}[2] + p.te * ${w}[3] AS x) f
+  ${single ? '' : 'GROUP BY p.id, p.rev, p.len'}
+  ORDER BY score DESC, p.id, p.rev
+  LIMIT ${pool}::int)
+SELECT e.id, e.rev, e.len, w.w, (SELECT count(*) FROM s)::int AS pooled,
+  ARRAY(SELECT c.v FROM unnest(${all}::text[]) WITH ORDINALITY AS t(l, i)
+        LEFT JOIN postings p ON p.tenant_id = ${tenant} AND p.lexeme = t.l AND p.id = e.id
+                             AND p.rev = e.rev
+        CROSS JOIN LATERAL (VALUES (1, coalesce(p.ta, 0)), (2, coalesce(p.tb, 0)),
+                                   (3, coalesce(p.te, 0))) AS c(k, v)
+        ORDER BY t.i, c.k) AS tf
+FROM (SELECT s.id, s.rev, s.len FROM s
+      CROSS JOIN LATERAL (SELECT 1 FROM revisions r
+        WHERE r.tenant_id = ${tenant} AND r.id = s.id AND r.rev = s.rev
+          AND r.scope = ANY(${scopes}::text[]) AND ${predicate} LIMIT 1) ok
+      LIMIT ${n}::int) e
+LEFT JOIN weights w ON w.tenant_id = ${tenant} AND w.id = e.id`;
+    POSTINGS_SQL.set(single, text);
+  }
+  return text;
+}
+
+/**
+ * The best eligible candidates of a query of words, from its terms' postings: scored in SQL by
+ * BM25 over the candidate query's terms (`kept`, or all), the first narrowCut of them shipped
+ * with every term's counts, for rankCandidates to rank exactly as on the other path (the SQL
+ * score only chooses which few to ship; the cut has room beyond the limit for rounding).
+ */
+async function postingsCandidates(
+  query: Query,
+  tenant: string,
+  tokens: readonly string[][],
+  kept: readonly number[] | null,
+  idf: readonly number[],
+  stats: CorpusStats,
+  m: RankingModel,
+  limit: number,
+  eligibility: Eligibility,
+): Promise<Candidate[]> {
+  const which = kept ?? tokens.map((_, i) => i);
+  const avg = stats.tokens / Math.max(1, stats.rows);
+  const p = new Params();
+  p.add(tenant);
+  p.add(which.map((i) => tokens[i]![0]!));
+  p.add(which.map((i) => idf[i]!));
+  p.add([m.abstractWeight, m.bodyWeight, m.extraWeight]);
+  p.add([BM25_K1 + 1, BM25_K1, 1 - BM25_B, BM25_B, avg]);
+  p.add(tokens.map((t) => t[0]!));
+  p.add(eligibility.scopes);
+  const n = narrowCut(limit, m);
+  p.add(n);
+  const pool = p.add(n * POOL_FACTOR);
+  eligibleSql(eligibility, p);
+  type Row = {
+    id: string;
+    rev: number;
+    len: number;
+    w: number | null;
+    pooled: number;
+    tf: number[];
+  };
+  const run = () =>
+    query<Row>(
+      postingsSql(which.length === 1),
+      p.values,
+      // One name per text (a prepared statement's name is bound to its text).
+      which.length === 1 ? 'mneme_search_eligible_postings_1' : 'mneme_search_eligible_postings',
+    );
+  let { rows } = await run();
+  // Fewer eligible than the cut among a full pool: the eligible best may lie beyond it.
+  if (rows.length < n && (rows.length === 0 || rows[0]!.pooled === n * POOL_FACTOR)) {
+    p.values[Number(pool.slice(1)) - 1] = null;
+    ({ rows } = await run());
+  }
+  return rows.map((row) => ({
+    id: row.id,
+    rev: row.rev,
+    weight: row.w ?? 1,
+    features: {
+      length: row.len,
+      tf: tokens.map((_, i): FieldCounts => [
+        row.tf[3 * i]!,
+        row.tf[3 * i + 1]!,
+        row.tf[3 * i + 2]!,
       ]),
     },
   }));

@@ -48,7 +48,13 @@ export interface RankingModel {
   /** Pseudo-relevance feedback: expand the query with words shared by the best matches. */
   prf: boolean;
   prfDocs: number;
+  /** Feedback terms searched: the first this many of the offered ones that weigh (termsThatWeigh). */
   prfTerms: number;
+  /**
+   * Words the best matches share offered to the feedback search, most frequent first: more than
+   * prfTerms, since a word in over half the store weighs nothing and gives its place up.
+   */
+  prfCandidates: number;
   /** Weight of the feedback query's (max-normalised) score against the original's. */
   prfWeight: number;
   /** The feedback weight for a question that gathers several memories (see asksForSeveral). */
@@ -105,6 +111,7 @@ export const DEFAULT_RANKING: RankingModel = Object.freeze({
   prf: true,
   prfDocs: 3,
   prfTerms: 10,
+  prfCandidates: 30,
   prfWeight: 0.3,
   prfGatherWeight: 0.6,
   temporal: true,
@@ -198,6 +205,31 @@ export function bm25(
   if (which) for (const i of which) add(i);
   else for (let i = 0; i < f.tf.length; i++) add(i);
   return score;
+}
+
+/**
+ * Whether a term can raise a score: its IDF is above the floor, i.e. it is in fewer than half
+ * the rows (ln((N − df + ½)/(df + ½)) > 0). A phrase always can (its rows are not counted).
+ */
+export const termWeighs = (rows: number, df: number, phrase: boolean): boolean =>
+  phrase || Math.log((rows - df + 0.5) / (df + 0.5)) > 0;
+
+/**
+ * A search capped at `max` terms (the feedback query, SearchRequest.maxTerms): the first `max`,
+ * in the request's order, of the terms that weigh (termWeighs). A word in over half the store
+ * adds BM25_IDF_FLOOR to a score, nothing, and would take the place of one that can tell the
+ * rows apart. Indices into the request's terms; null when every term is kept.
+ */
+export function termsThatWeigh(
+  df: readonly number[],
+  phrase: readonly boolean[],
+  rows: number,
+  max: number,
+): number[] | null {
+  const kept: number[] = [];
+  for (let i = 0; i < df.length && kept.length < max; i++)
+    if (termWeighs(rows, df[i]!, phrase[i]!)) kept.push(i);
+  return kept.length === df.length ? null : kept;
 }
 
 /**

@@ -51,8 +51,12 @@ export interface RankingModel {
   /** Feedback terms searched: the first this many of the offered ones that weigh (termsThatWeigh). */
   prfTerms: number;
   /**
-   * Words the best matches share offered to the feedback search, most frequent first: more than
-   * prfTerms, since a word in over half the store weighs nothing and gives its place up.
+   * Words the best matches share offered to the feedback search, most frequent first; the store
+   * searches the first prfTerms that weigh (termsThatWeigh). At prfTerms (the default) a word in
+   * over half the store is dropped and its place stays empty — the ranking of before, where it
+   * was searched and added nothing. Above prfTerms its place goes to the next shared word that
+   * weighs: LoCoMo dev recall@10 0.7652 -> 0.7688 at 30, but LongMemEval dev recall_any@5
+   * 0.9856 -> 0.9784 (bench/NOTES.md), so not the default.
    */
   prfCandidates: number;
   /** Weight of the feedback query's (max-normalised) score against the original's. */
@@ -111,7 +115,7 @@ export const DEFAULT_RANKING: RankingModel = Object.freeze({
   prf: true,
   prfDocs: 3,
   prfTerms: 10,
-  prfCandidates: 30,
+  prfCandidates: 10,
   prfWeight: 0.3,
   prfGatherWeight: 0.6,
   temporal: true,

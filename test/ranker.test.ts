@@ -17,6 +17,8 @@ import {
   rankCandidates,
   rankingModel,
   scoreCandidate,
+  termWeighs,
+  termsThatWeigh,
   tokenCount,
   type FieldCounts,
   type LexicalFeatures,
@@ -130,6 +132,28 @@ test('narrowing keeps the rarest terms within each budget, widening to every ter
   assert.deepEqual(narrowingPlan(df, phrase, 100, m, 50), [null]);
   // A store small enough for every term is never narrowed.
   assert.deepEqual(narrowingPlan([3, 4], [false, false], 10, m), [null]);
+});
+
+test('a capped (feedback) search keeps the first terms that weigh: a word in over half the rows gives its place up', () => {
+  // 1000 rows: "photo" (600) and "john" (1000) have an IDF at the floor; the rest weigh.
+  const rows = 1000;
+  const df = [600, 40, 1000, 12, 300, 7];
+  const phrase = [false, false, false, false, false, false];
+  assert.equal(termWeighs(rows, 600, false), false);
+  assert.equal(termWeighs(rows, 499, false), true);
+  // A phrase's rows do not decide (the embedded index does not count them): it always weighs.
+  assert.equal(termWeighs(rows, 0, true), true);
+  assert.equal(termWeighs(rows, 1000, true), true);
+  // Three places: the floor words are passed over and the next that weigh take them, in order.
+  assert.deepEqual(termsThatWeigh(df, phrase, rows, 3), [1, 3, 4]);
+  // The cap holds among words that all weigh too…
+  assert.deepEqual(termsThatWeigh([40, 12, 300], [false, false, false], rows, 2), [0, 1]);
+  // …and when every term weighs and fits, nothing is dropped (null: the request as it is).
+  assert.equal(termsThatWeigh([40, 12, 300], [false, false, false], rows, 10), null);
+  // A phrase is kept where a word as common would not be.
+  assert.deepEqual(termsThatWeigh([900, 900], [true, false], rows, 2), [0]);
+  // Nothing weighs: an empty search.
+  assert.deepEqual(termsThatWeigh([600, 1000], [false, false], rows, 10), []);
 });
 
 test('ranking candidates: a narrowed cut adds the left-out terms; ties go to the smaller id', () => {

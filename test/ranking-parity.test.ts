@@ -173,6 +173,43 @@ describe('ranking parity: files and Postgres', { skip: skip ?? false }, () => {
     }
   });
 
+  it('caps a feedback search at the terms that weigh, the same on both stores', async () => {
+    // "production" is in every deploy note (over half the rows): its IDF is at the floor, so a
+    // search capped at one term passes it over for "kubernetes"; capped at two, "billing" too.
+    const terms = queryTerms('production kubernetes billing');
+    const eligibility = everything();
+    const texts = async (maxTerms?: number) => {
+      // No narrowing, so the cap alone decides which terms are searched.
+      const model = rankingModel({ narrowBudgets: [Infinity] });
+      const req = { terms, eligibility, limit: 30, want: 0, model, maxTerms };
+      const hf = (await files.search(req)).map((h) => `${h.view.abstract} ${h.view.body}`);
+      const hp = (await pg.search(req)).map((h) => `${h.view.abstract} ${h.view.body}`);
+      assert.deepEqual(hp, hf, `same hits on both stores (maxTerms ${maxTerms})`);
+      return hf;
+    };
+    const one = await texts(1);
+    assert.ok(
+      one.length > 0 && one.every((t) => /kubernetes/i.test(t)),
+      'the first word that weighs',
+    );
+    assert.ok(!one.some((t) => /billing/i.test(t)), 'the cap holds: one term');
+    const two = await texts(2);
+    assert.ok(
+      two.some((t) => /billing/i.test(t)),
+      'capped at two, billing is searched too',
+    );
+    assert.ok(
+      two.every((t) => /kubernetes|billing/i.test(t)),
+      'the floor word is never searched',
+    );
+    // Uncapped, the common word is a term like the others: its rows are candidates.
+    const all = await texts(undefined);
+    assert.ok(
+      all.some((t) => !/kubernetes|billing/i.test(t)),
+      'uncapped, production is searched',
+    );
+  });
+
   it('scores left-out terms by their exact BM25 under leftOut=bm25, the same on both stores', async () => {
     // limit 2: narrowed to "kubernetes"; "deploy" and "production" are left out and re-scored.
     const terms = queryTerms('deploy kubernetes production');

@@ -318,7 +318,7 @@ async function lexicalHits(
       .slice(0, m.prfDocs)
       .map((h) => wordTokens(`${h.view.abstract}\n${h.view.body}`));
     const exclude = new Set(terms.map((t) => t.text));
-    const extra = feedbackTerms(top, exclude, STOP_WORDS, m.prfTerms);
+    const extra = feedbackTerms(top, exclude, STOP_WORDS, m.prfCandidates);
     if (extra.length > 0) {
       const fb = await ctx.store.search({
         terms: extra.map((text) => ({ text, phrase: false })),
@@ -327,6 +327,7 @@ async function lexicalHits(
         // Feedback only boosts; it need not fill the page, so its query stays narrow.
         want: 0,
         model: m,
+        maxTerms: m.prfTerms,
       });
       const max1 = Math.max(...hits.map((h) => h.relevance), 1e-9);
       const max2 = Math.max(...fb.map((h) => h.relevance), 1e-9);

@@ -41,6 +41,11 @@ export interface SearchRequest {
   want?: number;
   /** Field weights and narrowing budgets (default DEFAULT_RANKING). */
   model?: RankingModel;
+  /**
+   * The terms are offered best first (feedback): search only the first `maxTerms` of those that
+   * weigh (core/ranking.ts termsThatWeigh, from the store's document frequencies).
+   */
+  maxTerms?: number;
 }
 
 /** What ranking needs of a candidate, available without reading the whole revision. */

@@ -12,6 +12,7 @@ import {
   firstEnough,
   narrowCut,
   narrowingPlan,
+  termsThatWeigh,
   fieldsByWeight,
   countTokens,
   hasTokens,
@@ -93,9 +94,18 @@ export class IndexSearch {
     const q = req.eligibility;
     if (q.scopes.length === 0) return [];
     const m = req.model ?? DEFAULT_RANKING;
-    const { terms, tokens, phrase } = queryShape(req.terms);
+    let { terms, tokens, phrase } = queryShape(req.terms);
     if (terms.length === 0) return [];
-    const df = tokens.map((t, i) => (phrase[i] ? 0 : this.termDf(t[0]!)));
+    let df = tokens.map((t, i) => (phrase[i] ? 0 : this.termDf(t[0]!)));
+    if (req.maxTerms !== undefined) {
+      const keep = termsThatWeigh(df, phrase, this.corpus().rows, req.maxTerms);
+      if (keep) {
+        if (keep.length === 0) return [];
+        [terms, tokens, phrase, df] = [terms, tokens, phrase, df].map((xs) =>
+          keep.map((i) => xs[i]),
+        ) as [typeof terms, typeof tokens, typeof phrase, typeof df];
+      }
+    }
     const want = req.want ?? req.limit;
     const plan = narrowingPlan(df, phrase, want, m, this.corpus().rows);
     return firstEnough(plan, want, (kept) =>

@@ -14,6 +14,7 @@ import {
   countTokens,
   narrowCut,
   narrowingPlan,
+  termsThatWeigh,
   rankCandidates,
   type CorpusStats,
   type FieldCounts,
@@ -49,9 +50,24 @@ export async function search(
   const q = req.eligibility;
   if (q.scopes.length === 0) return [];
   const m = req.model ?? DEFAULT_RANKING;
-  const { terms, tokens, phrase } = queryShape(req.terms);
-  if (terms.length === 0) return [];
-  const { stats, df } = await corpus(query, tenant, tokens);
+  const shape = queryShape(req.terms);
+  if (shape.terms.length === 0) return [];
+  let { tokens, phrase } = shape;
+  const counted = await corpus(query, tenant, tokens);
+  const stats = counted.stats;
+  let df = counted.df;
+  if (req.maxTerms !== undefined) {
+    // Phrases count as rare here as on the embedded index: their rows do not decide.
+    const keep = termsThatWeigh(df, phrase, stats.rows, req.maxTerms);
+    if (keep) {
+      if (keep.length === 0) return [];
+      [tokens, phrase, df] = [
+        keep.map((i) => tokens[i]!),
+        keep.map((i) => phrase[i]!),
+        keep.map((i) => df[i]!),
+      ];
+    }
+  }
   const idf = df.map((d) => bm25Idf(stats.rows, d));
   const want = req.want ?? req.limit;
   // The embedded index's narrowing exactly: phrases count as rare there (never left out).

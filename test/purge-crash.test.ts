@@ -233,6 +233,51 @@ describe('a Postgres purge whose VACUUM a crash cut off', { skip: pgSkip ?? fals
       await db.drop();
     }
   });
+
+  it('vacuums every table that holds the tenant, the search postings among them', async () => {
+    const db = await throwawayDb(['acme']);
+    const counts = async () => {
+      const c = new pg.Client({ connectionString: db.url });
+      await c.connect();
+      try {
+        const { rows } = await c.query<{ relname: string; n: number }>(
+          `SELECT s.relname, (s.vacuum_count + s.autovacuum_count)::int AS n
+           FROM pg_stat_user_tables s
+           WHERE s.relname IN (SELECT table_name FROM information_schema.columns
+                               WHERE table_schema = current_schema() AND column_name = 'tenant_id')
+             AND s.relname <> 'purge_secrets'`,
+        );
+        return new Map(rows.map((r) => [r.relname, r.n]));
+      } finally {
+        await c.end();
+      }
+    };
+    const store = await PostgresStore.open(db.url, { tenant: 'acme' });
+    const engine = new Engine({
+      store,
+      clock: testClock(),
+      registry: new SchemaRegistry(),
+      binding: CRASH_BINDING,
+      surface: 'human',
+    });
+    try {
+      const [a] = await engine.apply(
+        [{ op: 'remember', type: 'fact', abstract: ABSTRACT, body: BODY }],
+        HUMAN,
+      );
+      const before = await counts();
+      // Does: the tables a purge rewrites, and the postings the revision's words went to.
+      assert.ok(before.has('postings') && before.has('revisions'), [...before.keys()].join(' '));
+      await engine.purge({ id: a!.id, reason: 'leaked credential' }, HUMAN);
+      const after = await counts();
+      // Must not: a table holding the tenant's rows left with the purged row versions on disk.
+      const missed = [...before].filter(([t, n]) => !((after.get(t) ?? 0) > n)).map(([t]) => t);
+      assert.deepEqual(missed, []);
+    } finally {
+      await engine.close();
+      await db.drop();
+    }
+  });
 });
 
 async function admin(url: string, sql: string): Promise<void> {

@@ -130,17 +130,22 @@ export async function purgeIn(
  */
 export async function vacuumAfterPurge(db: Pick<pg.Pool, 'query'>, t: string): Promise<void> {
   let ok = true;
-  for (const table of [
-    'journal',
-    'revisions',
-    'memories',
-    'tombstone_events',
-    'fts_terms',
-    'fts_pending',
-    ...TEXT_TABLES.map(([x]) => x),
-  ])
+  // Every table that holds a tenant's rows (a new one, such as the postings, is never missed).
+  for (const table of await tenantTables(db))
     await db.query(`VACUUM ${table}`).catch(() => (ok = false));
   if (ok) await db.query('UPDATE purge_secrets SET vacuum_due = false WHERE tenant_id = $1', [t]);
+}
+
+/** The tables mneme owns that carry a tenant_id (the purge secrets aside), by name. */
+async function tenantTables(c: Pick<pg.Pool, 'query'>): Promise<string[]> {
+  const { rows } = await c.query<{ table_name: string }>(
+    `SELECT c.table_name FROM information_schema.columns c
+     JOIN information_schema.tables t USING (table_schema, table_name)
+     WHERE c.table_schema = current_schema() AND c.column_name = 'tenant_id'
+       AND t.table_type = 'BASE TABLE' AND c.table_name <> 'purge_secrets'
+     ORDER BY c.table_name`,
+  );
+  return rows.map((r) => r.table_name);
 }
 
 /** Whether a committed purge of this tenant still waits for its VACUUM (a crash after COMMIT). */
@@ -175,12 +180,7 @@ export async function scanRows(
   t: string,
   visit: (place: ScanPlace, text: string) => void,
 ): Promise<void> {
-  const { rows: tables } = await c.query<{ table_name: string }>(
-    `SELECT table_name FROM information_schema.columns
-     WHERE table_schema = current_schema() AND column_name = 'tenant_id'
-       AND table_name <> 'purge_secrets' ORDER BY table_name`,
-  );
-  for (const { table_name: name } of tables) {
+  for (const name of await tenantTables(c)) {
     const { rows } = await c.query<Record<string, unknown>>(
       `SELECT * FROM ${name} WHERE tenant_id = $1`,
       [t],

@@ -198,17 +198,7 @@ describe('a Postgres purge whose VACUUM a crash cut off', { skip: pgSkip ?? fals
         await c.end();
       }
     };
-    const openPg = async () => {
-      const store = await PostgresStore.open(db.url, { tenant: 'acme' });
-      const engine = new Engine({
-        store,
-        clock: testClock(),
-        registry: new SchemaRegistry(),
-        binding: CRASH_BINDING,
-        surface: 'human',
-      });
-      return { store, engine };
-    };
+    const openPg = () => openHumanPg(db.url);
     try {
       let { engine } = await openPg();
       const [a] = await engine.apply(
@@ -252,14 +242,7 @@ describe('a Postgres purge whose VACUUM a crash cut off', { skip: pgSkip ?? fals
         await c.end();
       }
     };
-    const store = await PostgresStore.open(db.url, { tenant: 'acme' });
-    const engine = new Engine({
-      store,
-      clock: testClock(),
-      registry: new SchemaRegistry(),
-      binding: CRASH_BINDING,
-      surface: 'human',
-    });
+    const { engine } = await openHumanPg(db.url);
     try {
       const [a] = await engine.apply(
         [{ op: 'remember', type: 'fact', abstract: ABSTRACT, body: BODY }],
@@ -279,6 +262,19 @@ describe('a Postgres purge whose VACUUM a crash cut off', { skip: pgSkip ?? fals
     }
   });
 });
+
+/** An engine on tenant acme of a Postgres database, as a person at a terminal opens it. */
+async function openHumanPg(url: string): Promise<{ store: PostgresStore; engine: Engine }> {
+  const store = await PostgresStore.open(url, { tenant: 'acme' });
+  const engine = new Engine({
+    store,
+    clock: testClock(),
+    registry: new SchemaRegistry(),
+    binding: CRASH_BINDING,
+    surface: 'human',
+  });
+  return { store, engine };
+}
 
 async function admin(url: string, sql: string): Promise<void> {
   const c = new pg.Client({ connectionString: url });

@@ -17,9 +17,14 @@ export const DEFAULT_HOOK_HOST = 'claude-code';
 export const CODEX_SESSION_END_MS = 2500;
 
 /**
- * The host's payload. Read with synchronous reads of fd 0 (setting up process.stdin costs a
- * hook 5-10 ms); a terminal, like /dev/null, gives no payload and is not waited on. Should a
- * read fail (EAGAIN on a non-blocking pipe, a closed fd), the stream reads the rest as before.
+ * The host's payload. Read with synchronous reads of fd 0 (setting up process.stdin, or the
+ * thread pool an `fs.read` needs, costs a hook 5-30 ms); a terminal, like /dev/null, gives no
+ * payload and is not waited on. Reading stops at end of input or as soon as what arrived is one
+ * whole JSON object, so a host that writes its payload and leaves the pipe open is answered at
+ * once. Should a read fail (EAGAIN on a non-blocking pipe, a closed fd), the stream reads the
+ * rest the same way. A host that leaves stdin open and never writes is waited on until its own
+ * hook timeout ends the process: a synchronous read holds off the time limit's timer, and a
+ * read pending in the thread pool would hold off the exit itself (docs/hooks.md).
  */
 function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -34,9 +39,27 @@ function readStdin(): Promise<string> {
       // Past the cap the payload is refused anyway: stop reading (stdin may never end).
       if (size > STDIN_CAP) return Promise.resolve('');
       chunks.push(Buffer.from(buf.subarray(0, n)));
+      const whole = wholeJson(chunks);
+      if (whole !== null) return Promise.resolve(whole);
     }
   } catch {
     return readStream(chunks, size);
+  }
+}
+
+/** The text so far when it is one complete JSON object (a payload's shape), else null. */
+function wholeJson(chunks: Buffer[]): string | null {
+  const last = chunks[chunks.length - 1]!;
+  let i = last.length - 1;
+  while (i >= 0 && (last[i] === 0x20 || last[i] === 0x0a || last[i] === 0x0d || last[i] === 0x09))
+    i--;
+  if (i < 0 || last[i] !== 0x7d) return null; // not ending in "}": more is coming
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    JSON.parse(text);
+    return text;
+  } catch {
+    return null;
   }
 }
 
@@ -45,11 +68,15 @@ function readStream(chunks: Buffer[], size: number): Promise<string> {
   return new Promise((resolve) => {
     process.stdin.on('data', (d: Buffer) => {
       size += d.length;
-      if (size <= STDIN_CAP) chunks.push(d);
-      else {
+      if (size > STDIN_CAP) {
         process.stdin.destroy();
-        resolve('');
+        return resolve('');
       }
+      chunks.push(d);
+      const whole = wholeJson(chunks);
+      if (whole === null) return;
+      process.stdin.destroy();
+      resolve(whole);
     });
     process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     process.stdin.on('error', () => resolve(Buffer.concat(chunks).toString('utf8')));

@@ -36,25 +36,25 @@ export interface HeldHead {
   passphrase: PassphraseRecord | null;
 }
 
-/** Reads and row-locks the chain head, with the journal's tail checked against it. */
-async function lockHead(c: pg.PoolClient, t: string): Promise<HeldHead> {
-  // The chain head, row-locked (even a writer that skipped the advisory lock would queue
-  // here), with the journal's last row beside it: in one round trip, by primary key, the tail
-  // is checked against its anchor before anything is written.
-  const { rows } = await c.query<TailRow>(
-    `WITH h AS (SELECT seq, hash, passphrase, broken FROM journal_head
-                WHERE tenant_id = $1 FOR UPDATE)
-     SELECT h.seq AS h_seq, h.hash AS h_hash, h.passphrase AS h_pp, h.broken AS h_broken,
-            t.seq AS t_seq, t.entry AS t_entry,
-            (h.seq IS NULL AND t.seq IS NULL
-               AND EXISTS (SELECT 1 FROM memories m WHERE m.tenant_id = $1)) AS orphaned
-     FROM (SELECT 1) one
-     LEFT JOIN h ON true
-     LEFT JOIN LATERAL (SELECT seq, entry FROM journal WHERE tenant_id = $1
-                        ORDER BY seq DESC LIMIT 1) t ON true`,
-    [t],
-  );
-  const row = rows[0]!;
+/**
+ * The chain head, row-locked (even a writer that skipped the advisory lock would queue here),
+ * with the journal's last row beside it: by primary key, so the tail is checked against its
+ * anchor before anything is written. `tenant` is `$1` or a quoted literal (beginHoldingHead).
+ */
+const headStatement = (tenant: string) =>
+  `WITH h AS (SELECT seq, hash, passphrase, broken FROM journal_head
+              WHERE tenant_id = ${tenant} FOR UPDATE)
+   SELECT h.seq AS h_seq, h.hash AS h_hash, h.passphrase AS h_pp, h.broken AS h_broken,
+          t.seq AS t_seq, t.entry AS t_entry,
+          (h.seq IS NULL AND t.seq IS NULL
+             AND EXISTS (SELECT 1 FROM memories m WHERE m.tenant_id = ${tenant})) AS orphaned
+   FROM (SELECT 1) one
+   LEFT JOIN h ON true
+   LEFT JOIN LATERAL (SELECT seq, entry FROM journal WHERE tenant_id = ${tenant}
+                      ORDER BY seq DESC LIMIT 1) t ON true`;
+
+/** The head a locked head row gives, or the chain's problem (thrown as its refusal). */
+function heldOf(row: TailRow): HeldHead {
   const bad = tailProblem(row);
   if (bad) throw chainRefused(bad);
   return {
@@ -63,15 +63,33 @@ async function lockHead(c: pg.PoolClient, t: string): Promise<HeldHead> {
   };
 }
 
+/** Reads and row-locks the chain head, with the journal's tail checked against it. */
+async function lockHead(c: pg.PoolClient, t: string): Promise<HeldHead> {
+  const { rows } = await c.query<TailRow>(headStatement('$1'), [t]);
+  return heldOf(rows[0]!);
+}
+
 /**
- * The head row-locked at a write transaction's start (under the tenant's advisory lock), so its
- * first commit needs neither the read nor a savepoint (needsSavepoint). Null when the tail does
- * not check out against the head: the first commit then reads it again and refuses with the
- * chain's problem, as without this.
+ * Runs `prelude` (the transaction's BEGIN and lock, SQL holding no caller text) and then reads
+ * the head row-locked, in ONE round trip, so the first commit of the transaction needs neither
+ * the read nor a savepoint (needsSavepoint). The head comes back null when the tail does not
+ * check out against it: the first commit then reads it again and refuses with the chain's
+ * problem, as without this. A failing prelude (the lock not granted) throws, as the head read's
+ * own failure does.
  */
-export async function holdHead(c: pg.PoolClient, t: string): Promise<HeldHead | null> {
+export async function beginHoldingHead(
+  c: pg.PoolClient,
+  t: string,
+  prelude: string,
+): Promise<HeldHead | null> {
+  // A simple query (several statements) takes no parameters: the tenant goes in as a quoted
+  // literal (its name is checked on open, and escapeLiteral quotes whatever it holds).
+  const results = (await c.query(
+    `${prelude};\n${headStatement(c.escapeLiteral(t))}`,
+  )) as unknown as pg.QueryResult<TailRow>[];
+  const last = results[results.length - 1]!;
   try {
-    return await lockHead(c, t);
+    return heldOf(last.rows[0]!);
   } catch (e) {
     if (e instanceof MnemeError) return null;
     throw e;

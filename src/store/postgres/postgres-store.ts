@@ -42,7 +42,7 @@ import type {
   VerifyReport,
 } from '../port.js';
 import { ArtifactRows } from './artifact-rows.js';
-import { commitIn, holdHead, needsSavepoint, type HeldHead } from './commit-rows.js';
+import { beginHoldingHead, commitIn, needsSavepoint, type HeldHead } from './commit-rows.js';
 import { connectionError, fromDb, pgError, redactUrl } from './errors.js';
 import {
   anchorOf,
@@ -92,6 +92,13 @@ interface ProbeAsk {
   probe: TombstoneProbe;
   resolve: (t: Tombstone[]) => void;
   reject: (e: unknown) => void;
+}
+
+/** A group writer failed without a savepoint: the transaction rolls back and the group runs again. */
+class RunAgain extends Error {
+  constructor(readonly failure: unknown) {
+    super('a writer of the group failed; the group runs again, each writer in its own savepoint');
+  }
 }
 
 /** Advisory lock class for per-tenant write locks (the object id is a hash of the tenant). */
@@ -234,12 +241,14 @@ export class PostgresStore implements Store {
 
   /** Writers waiting for the next write transaction of this instance. */
   private readonly waiting: Waiter[] = [];
+  /** A group whose transaction one writer's failure rolled back: it runs next, guarded. */
+  private readonly redo: Waiter[] = [];
   private draining = false;
 
   private async drain(): Promise<void> {
     this.draining = true;
     try {
-      while (this.waiting.length > 0) await this.runGroup();
+      while (this.redo.length > 0 || this.waiting.length > 0) await this.runGroup();
     } finally {
       this.draining = false;
     }
@@ -249,19 +258,34 @@ export class PostgresStore implements Store {
    * One write transaction for the writers that queued together. The group is taken only once
    * the transaction holds the tenant's lock: every writer that queued while this instance
    * connected and waited for the lock (another instance's transaction) joins it, instead of
-   * waiting for one more transaction. Alone, a writer's failure rolls the transaction back; in
-   * a group each runs inside its own savepoint, so a failing one is rolled back alone. Every
-   * writer is answered only once COMMIT returned: a commit that fails fails them all, and none
-   * was written.
+   * waiting for one more transaction. Alone, a writer's failure rolls the transaction back. In
+   * a group the writers first run one after the other without savepoints (a refusal is an
+   * answer, not a failure: it writes its own entry and leaves the transaction usable); if one
+   * fails, nothing of the group is kept (what the failing writer wrote before it failed cannot
+   * be told apart), the transaction rolls back and the same writers run again in the next one,
+   * each inside its own savepoint, so the failing one is rolled back alone. None of them was
+   * answered yet, so running one again answers it once. Every writer is answered only once
+   * COMMIT returned: a commit that fails fails them all, and none was written.
    */
   private async runGroup(): Promise<void> {
     let group: Waiter[] = [];
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    const guarded = this.redo.length > 0;
     try {
       await this.inTransaction(async () => {
-        group = this.waiting.splice(0, MAX_GROUP);
+        group = guarded ? this.redo.splice(0) : this.waiting.splice(0, MAX_GROUP);
         if (group.length === 1) {
           outcomes.push({ ok: true, value: await group[0]!.fn() });
+          return;
+        }
+        if (!guarded) {
+          for (const w of group) {
+            try {
+              outcomes.push({ ok: true, value: await w.fn() });
+            } catch (error) {
+              throw new RunAgain(error);
+            }
+          }
           return;
         }
         const c = this.tx.getStore()!;
@@ -280,11 +304,18 @@ export class PostgresStore implements Store {
         }
       });
     } catch (error) {
+      // Nothing was committed, so nothing the writers pushed to run after the commit either.
+      this.afterCommit.length = 0;
+      if (error instanceof RunAgain) {
+        // Rolled back: the same writers, unanswered, run again, each in its own savepoint.
+        this.redo.push(...group);
+        return;
+      }
       // No transaction (no connection, the lock not granted in time): the writers waiting now
       // are answered with that failure, none of them ran.
-      if (group.length === 0) group = this.waiting.splice(0, MAX_GROUP);
+      if (group.length === 0)
+        group = guarded ? this.redo.splice(0) : this.waiting.splice(0, MAX_GROUP);
       // Not committed: a writer that failed on its own keeps its own error, the others get this.
-      this.afterCommit.length = 0;
       group.forEach((w, i) => {
         const o = outcomes[i];
         w.reject(o && !o.ok ? o.error : error);
@@ -321,9 +352,14 @@ export class PostgresStore implements Store {
     let broken = false;
     try {
       // READ COMMITTED on purpose: each statement after the lock sees every earlier writer.
-      // One round trip; the SQL holds only numbers computed here, never text from a caller.
+      // One round trip for the transaction's start, the lock and the head row-locked (a plain
+      // first commit then needs neither its read nor a savepoint); the SQL holds only numbers
+      // computed here and the tenant quoted as a literal, never text from a caller.
+      this.forget();
       try {
-        await client.query(
+        this.held = await beginHoldingHead(
+          client,
+          this.tenant,
           `BEGIN ISOLATION LEVEL READ COMMITTED;
            SET LOCAL lock_timeout = ${Math.max(1, Math.floor(this.lockTimeoutMs))};
            SELECT pg_advisory_xact_lock(${WRITE_LOCK_CLASS}, ${this.lockKey})`,
@@ -331,12 +367,6 @@ export class PostgresStore implements Store {
       } catch (e) {
         throw pgError(e);
       }
-      this.forget();
-      // The head, row-locked now: one round trip here instead of one in the first commit and
-      // its savepoint (a plain first commit then needs none).
-      this.held = await holdHead(client, this.tenant).catch((e) => {
-        throw pgError(e);
-      });
       const out = await this.tx.run(client, fn);
       // A statement that failed inside fn without a savepoint (its error caught and not
       // rethrown) aborted the transaction: COMMIT then answers ROLLBACK without an error, and

@@ -257,8 +257,9 @@ export function postingsSql(single = false): string {
     // materialized, so the eligibility below runs on its rows in that order and stops at the
     // n-th eligible one (the LIMIT 1 keeps the probe a nested loop by primary key). `pooled`:
     // how many s held (a pool that was full and yielded fewer than n is run again unbounded).
-    // Then, for those n only, each term's counts (zero where it has no posting): the features
-    // rankCandidates reads, left-out terms included.
+    // Then, for those n only, the counts of each term it has a posting of, as [term's ordinal,
+    // ta, tb, te] in any order (no sort per candidate: that cost more than the probes): the
+    // features rankCandidates reads, left-out terms included, zero where a term has none.
     const term = `q.idf * ((f.x * ${bm}[1]) / (f.x + ${bm}[2] * (${bm}[3] + (${bm}[4] * p.len) / ${bm}[5])))`;
     text = `WITH s AS MATERIALIZED (
   SELECT p.id, p.rev, p.len, ${single ? term : `sum(${term})`} AS score
@@ -269,12 +270,9 @@ export function postingsSql(single = false): string {
   ORDER BY score DESC, p.id, p.rev
   LIMIT ${pool}::int)
 SELECT e.id, e.rev, e.len, w.w, (SELECT count(*) FROM s)::int AS pooled,
-  ARRAY(SELECT c.v FROM unnest(${all}::text[]) WITH ORDINALITY AS t(l, i)
-        LEFT JOIN postings p ON p.tenant_id = ${tenant} AND p.lexeme = t.l AND p.id = e.id
-                             AND p.rev = e.rev
-        CROSS JOIN LATERAL (VALUES (1, coalesce(p.ta, 0)), (2, coalesce(p.tb, 0)),
-                                   (3, coalesce(p.te, 0))) AS c(k, v)
-        ORDER BY t.i, c.k) AS tf
+  ARRAY(SELECT ARRAY[t.i::int, p.ta, p.tb, p.te] FROM unnest(${all}::text[]) WITH ORDINALITY AS t(l, i)
+        JOIN postings p ON p.tenant_id = ${tenant} AND p.lexeme = t.l AND p.id = e.id
+                       AND p.rev = e.rev) AS tf
 FROM (SELECT s.id, s.rev, s.len FROM s
       CROSS JOIN LATERAL (SELECT 1 FROM revisions r
         WHERE r.tenant_id = ${tenant} AND r.id = s.id AND r.rev = s.rev
@@ -323,7 +321,8 @@ async function postingsCandidates(
     len: number;
     w: number | null;
     pooled: number;
-    tf: number[];
+    /** [term ordinal (from 1), ta, tb, te] for each term of `tokens` the row has a posting of. */
+    tf: number[][];
   };
   const run = () =>
     query<Row>(
@@ -338,19 +337,11 @@ async function postingsCandidates(
     p.values[Number(pool.slice(1)) - 1] = null;
     ({ rows } = await run());
   }
-  return rows.map((row) => ({
-    id: row.id,
-    rev: row.rev,
-    weight: row.w ?? 1,
-    features: {
-      length: row.len,
-      tf: tokens.map((_, i): FieldCounts => [
-        row.tf[3 * i]!,
-        row.tf[3 * i + 1]!,
-        row.tf[3 * i + 2]!,
-      ]),
-    },
-  }));
+  return rows.map((row) => {
+    const tf = tokens.map((): FieldCounts => [0, 0, 0]);
+    for (const [i, a, b, e] of row.tf) tf[i! - 1] = [a!, b!, e!];
+    return { id: row.id, rev: row.rev, weight: row.w ?? 1, features: { length: row.len, tf } };
+  });
 }
 
 /**

@@ -78,6 +78,10 @@ for (const q of wl.queries.slice(0, n)) {
 }
 const cpu = process.cpuUsage(cpu0);
 recording = false;
+// How the server planned the prepared statements (custom plans: planned at every run).
+const { rows: plans } = await raw(
+  'SELECT name, generic_plans, custom_plans FROM pg_prepared_statements ORDER BY name',
+);
 // Each search statement again under EXPLAIN (ANALYZE, BUFFERS): its time in the server and
 // the buffers it touched, summed per statement (the recalls' own timings include the queueing
 // of a busy machine; these do not include the round trip).
@@ -111,6 +115,7 @@ console.log(
       total_ms: r2(ms.reduce((a, b) => a + b, 0)),
       node_cpu_ms: r2((cpu.user + cpu.system) / 1000),
       statements,
+      plans,
       ...(calls.length > 0 ? { explained } : {}),
       loadavg: { before: loadBefore.map(r2), after: os.loadavg().map(r2) },
     },

@@ -226,9 +226,9 @@ const fieldCounts = (
 const POOL_FACTOR = 4;
 
 /**
- * The most terms a postings statement joins (one scan of each term's postings, full outer
- * joined by revision); a query of more groups all its postings by revision instead (with three,
- * the planner's misestimated join chain cost more than the grouping).
+ * The most terms a postings statement scans one by one (two full outer joined by revision); a
+ * query of more groups all its postings by revision instead (a chain of three joins, with the
+ * planner's misestimates, cost more than the grouping).
  */
 const MAX_JOINED = 2;
 
@@ -272,7 +272,7 @@ export function postingsSql(terms: number): string {
     // all; a top-N sort, not a sort of every match). Up to MAX_JOINED terms, each term's
     // postings are one index scan and two scans are full outer joined by revision (hashing
     // one side); beyond, all postings are grouped by revision, which builds a group per
-    // matching revision (a third slower than the join for two common words). Materialized, so
+    // matching revision (up to twice the join's time for two common words). Materialized, so
     // the eligibility below runs on its rows in that order and stops at the n-th eligible one
     // (the LIMIT 1 keeps the probe a nested loop by primary key). `pooled`: how many s held (a
     // pool that was full and yielded fewer than n is run again unbounded).
@@ -282,26 +282,25 @@ export function postingsSql(terms: number): string {
     const score = (idfOf: string) =>
       `${idfOf} * ((f.x * ${bm}[1]) / (f.x + ${bm}[2] * (${bm}[3] + (${bm}[4] * p.len) / ${bm}[5])))`;
     const x = `CROSS JOIN LATERAL (SELECT p.ta * ${w}[1] + p.tb * ${w}[2] + p.te * ${w}[3] AS x) f`;
-    const t = Array.from({ length: k }, (_, i) => `t${i + 1}`);
+    // The postings of the candidate query's i-th term (from 1), scored: one index scan.
+    const scan = (
+      i: number,
+    ) => `(SELECT p.id, p.rev, p.len, ${score(`(${idf}::float8[])[${i}]`)} AS s
+    FROM postings p ${x}
+    WHERE p.tenant_id = ${tenant} AND p.lexeme = (${match}::text[])[${i}]) t${i}`;
     const scored =
-      k === 0
-        ? `SELECT p.id, p.rev, p.len, sum(${score('q.idf')}) AS score
+      k === 1
+        ? `SELECT t1.id, t1.rev, t1.len, t1.s AS score FROM ${scan(1)}`
+        : k === 2
+          ? `SELECT id, rev, coalesce(t1.len, t2.len) AS len,
+    coalesce(t1.s, 0::float8) + coalesce(t2.s, 0::float8) AS score
+  FROM ${scan(1)}
+  FULL JOIN ${scan(2)} USING (id, rev)`
+          : `SELECT p.id, p.rev, p.len, sum(${score('q.idf')}) AS score
   FROM unnest(${match}::text[], ${idf}::float8[]) AS q(lexeme, idf)
   JOIN postings p ON p.tenant_id = ${tenant} AND p.lexeme = q.lexeme
   ${x}
-  GROUP BY p.id, p.rev, p.len`
-        : `SELECT id, rev, ${k === 1 ? 't1.len' : `coalesce(${t.map((a) => `${a}.len`).join(', ')})`} AS len,
-    ${k === 1 ? 't1.s' : t.map((a) => `coalesce(${a}.s, 0::float8)`).join(' + ')} AS score
-  FROM ${t
-    .map(
-      (
-        a,
-        i,
-      ) => `${i === 0 ? '' : 'FULL JOIN '}(SELECT p.id, p.rev, p.len, ${score(`(${idf}::float8[])[${i + 1}]`)} AS s
-    FROM postings p ${x}
-    WHERE p.tenant_id = ${tenant} AND p.lexeme = (${match}::text[])[${i + 1}]) ${a}${i === 0 ? '' : ' USING (id, rev)'}`,
-    )
-    .join('\n  ')}`;
+  GROUP BY p.id, p.rev, p.len`;
     text = `WITH s AS MATERIALIZED (
   SELECT j.id, j.rev, j.len, j.score FROM (${scored}) j
   ORDER BY j.score DESC, j.id, j.rev

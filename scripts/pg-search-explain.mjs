@@ -47,7 +47,6 @@ for (const v of [
   words.map(() => 1),
   [4, 1, 2],
   [2.2, 1.2, 0.25, 0.75, avg],
-  words,
   [scope],
   100,
   400,

@@ -136,7 +136,7 @@ describe('Postgres postings', { skip: skip ?? false }, () => {
       gin.ran.every((n) => n === 'mneme_search_eligible'),
       'the reference ran the GIN one',
     );
-    return { postings: postings.hits, gin: gin.hits };
+    return { postings: postings.hits, gin: gin.hits, ran: postings.ran };
   }
 
   const QUERIES = [
@@ -149,10 +149,22 @@ describe('Postgres postings', { skip: skip ?? false }, () => {
   ];
 
   async function assertSameAsGin(what: string) {
+    const texts = new Set<string>();
     for (const q of QUERIES) {
       const r = await both(q);
       assert.deepEqual(r.postings, r.gin, `${what}: "${q}"`);
+      r.ran.forEach((n) => texts.add(n));
     }
+    // Each of the statement's shapes ran: one term, two joined, more grouped.
+    assert.deepEqual(
+      [...texts].sort(),
+      [
+        'mneme_search_eligible_postings',
+        'mneme_search_eligible_postings_1',
+        'mneme_search_eligible_postings_2',
+      ],
+      `${what}: the statements run`,
+    );
     // Narrowed (the common words left out, then re-scored): still the reference's hits.
     const narrow = rankingModel({ narrowBudgets: [3, Infinity] });
     const r = await both('deploy pipeline zephyr', 3, narrow);

@@ -208,16 +208,15 @@ async function candidates(
     id: row.id,
     rev: row.rev,
     weight: row.w ?? 1,
-    features: {
-      length: row.len,
-      tf: all.map((tok): FieldCounts => [
-        countTokens(row.a, tok),
-        countTokens(row.b, tok),
-        countTokens(row.e, tok),
-      ]),
-    },
+    features: { length: row.len, tf: all.map((tok) => fieldCounts(row, tok)) },
   }));
 }
+
+/** A term's occurrences in a row's token texts (abstract, body, extra), as core counts them. */
+const fieldCounts = (
+  row: { a: string; b: string; e: string },
+  tok: readonly string[],
+): FieldCounts => [countTokens(row.a, tok), countTokens(row.b, tok), countTokens(row.e, tok)];
 
 /**
  * The postings a ranked statement keeps for its eligibility probes, in cuts: enough that a
@@ -226,21 +225,37 @@ async function candidates(
  */
 const POOL_FACTOR = 4;
 
-/** The postings statement's text (one for every query: terms and parameters travel as values). */
-const POSTINGS_SQL = new Map<boolean, string>();
+/**
+ * The most terms a postings statement scans one by one (two full outer joined by revision); a
+ * query of more groups all its postings by revision instead (a chain of three joins, with the
+ * planner's misestimates, cost more than the grouping).
+ */
+const MAX_JOINED = 2;
 
-/** `single`: the candidate query has one term (its postings need no sum per revision). */
-export function postingsSql(single = false): string {
-  let text = POSTINGS_SQL.get(single);
+/** The postings statement's texts, by the candidate query's number of terms (see postingsSql). */
+const POSTINGS_SQL = new Map<number, string>();
+
+/** The statement's name for a candidate query of `terms` terms (one name per text). */
+export const postingsName = (terms: number): string =>
+  terms <= MAX_JOINED
+    ? `mneme_search_eligible_postings_${terms}`
+    : 'mneme_search_eligible_postings';
+
+/**
+ * The postings statement for a candidate query of `terms` terms: one text for each count up to
+ * MAX_JOINED, one for every count beyond (terms and parameters travel as values).
+ */
+export function postingsSql(terms: number): string {
+  const k = terms <= MAX_JOINED ? terms : 0;
+  let text = POSTINGS_SQL.get(k);
   if (text === undefined) {
     const p = new Params();
-    const [tenant, match, idf, weights, bm25, all, scopes, n, pool] = [
+    const [tenant, match, idf, weights, bm25, scopes, n, pool] = [
       'tenant',
       'match',
       'idf',
       'weights',
       'bm25',
-      'all',
       'scopes',
       'n',
       'pool',
@@ -252,36 +267,53 @@ export function postingsSql(single = false): string {
       p,
     );
     // s: every posting of the matched terms scored by BM25 over them (core/ranking.ts bm25Term
-    // in its order of operations; bm is [k1 + 1, k1, 1 − b, b, average length]), best
-    // first, the best `pool` of them (null: all; a top-N sort, not a sort of every match);
-    // materialized, so the eligibility below runs on its rows in that order and stops at the
-    // n-th eligible one (the LIMIT 1 keeps the probe a nested loop by primary key). `pooled`:
-    // how many s held (a pool that was full and yielded fewer than n is run again unbounded).
-    // Then, for those n only, each term's counts (zero where it has no posting): the features
-    // rankCandidates reads, left-out terms included.
-    const term = `q.idf * ((f.x * ${bm}[1]) / (f.x + ${bm}[2] * (${bm}[3] + (${bm}[4] * p.len) / ${bm}[5])))`;
-    text = `WITH s AS MATERIALIZED (
-  SELECT p.id, p.rev, p.len, ${single ? term : `sum(${term})`} AS score
+    // in its order of operations; bm is [k1 + 1, k1, 1 − b, b, average length]; a revision's
+    // terms summed in the query's order, as there), best first, the best `pool` of them (null:
+    // all; a top-N sort, not a sort of every match). Up to MAX_JOINED terms, each term's
+    // postings are one index scan and two scans are full outer joined by revision (hashing
+    // one side); beyond, all postings are grouped by revision, which builds a group per
+    // matching revision (up to twice the join's time for two common words). Materialized, so
+    // the eligibility below runs on its rows in that order and stops at the n-th eligible one
+    // (the LIMIT 1 keeps the probe a nested loop by primary key). `pooled`: how many s held (a
+    // pool that was full and yielded fewer than n is run again unbounded).
+    // Then, for those n only, the token texts the eligibility probe read with the row, in which
+    // core counts every term (left-out ones included) as the GIN path does: a posting probe
+    // per shipped row and term cost more than the counting (and no more rows are shipped).
+    const score = (idfOf: string) =>
+      `${idfOf} * ((f.x * ${bm}[1]) / (f.x + ${bm}[2] * (${bm}[3] + (${bm}[4] * p.len) / ${bm}[5])))`;
+    const x = `CROSS JOIN LATERAL (SELECT p.ta * ${w}[1] + p.tb * ${w}[2] + p.te * ${w}[3] AS x) f`;
+    // The postings of the candidate query's i-th term (from 1), scored: one index scan.
+    const scan = (
+      i: number,
+    ) => `(SELECT p.id, p.rev, p.len, ${score(`(${idf}::float8[])[${i}]`)} AS s
+    FROM postings p ${x}
+    WHERE p.tenant_id = ${tenant} AND p.lexeme = (${match}::text[])[${i}]) t${i}`;
+    const scored =
+      k === 1
+        ? `SELECT t1.id, t1.rev, t1.len, t1.s AS score FROM ${scan(1)}`
+        : k === 2
+          ? `SELECT id, rev, coalesce(t1.len, t2.len) AS len,
+    coalesce(t1.s, 0::float8) + coalesce(t2.s, 0::float8) AS score
+  FROM ${scan(1)}
+  FULL JOIN ${scan(2)} USING (id, rev)`
+          : `SELECT p.id, p.rev, p.len, sum(${score('q.idf')}) AS score
   FROM unnest(${match}::text[], ${idf}::float8[]) AS q(lexeme, idf)
   JOIN postings p ON p.tenant_id = ${tenant} AND p.lexeme = q.lexeme
-  CROSS JOIN LATERAL (SELECT p.ta * ${w}[1] + p.tb * ${w}[2] + p.te * ${w}[3] AS x) f
-  ${single ? '' : 'GROUP BY p.id, p.rev, p.len'}
-  ORDER BY score DESC, p.id, p.rev
+  ${x}
+  GROUP BY p.id, p.rev, p.len`;
+    text = `WITH s AS MATERIALIZED (
+  SELECT j.id, j.rev, j.len, j.score FROM (${scored}) j
+  ORDER BY j.score DESC, j.id, j.rev
   LIMIT ${pool}::int)
-SELECT e.id, e.rev, e.len, w.w, (SELECT count(*) FROM s)::int AS pooled,
-  ARRAY(SELECT c.v FROM unnest(${all}::text[]) WITH ORDINALITY AS t(l, i)
-        LEFT JOIN postings p ON p.tenant_id = ${tenant} AND p.lexeme = t.l AND p.id = e.id
-                             AND p.rev = e.rev
-        CROSS JOIN LATERAL (VALUES (1, coalesce(p.ta, 0)), (2, coalesce(p.tb, 0)),
-                                   (3, coalesce(p.te, 0))) AS c(k, v)
-        ORDER BY t.i, c.k) AS tf
-FROM (SELECT s.id, s.rev, s.len FROM s
-      CROSS JOIN LATERAL (SELECT 1 FROM revisions r
+SELECT e.id, e.rev, e.len, w.w, (SELECT count(*) FROM s)::int AS pooled, e.a, e.b, e.e
+FROM (SELECT s.id, s.rev, s.len, ok.a, ok.b, ok.e FROM s
+      CROSS JOIN LATERAL (SELECT r.fts_abstract AS a, r.fts_body AS b, r.fts_extra AS e
+        FROM revisions r
         WHERE r.tenant_id = ${tenant} AND r.id = s.id AND r.rev = s.rev
           AND r.scope = ANY(${scopes}::text[]) AND ${predicate} LIMIT 1) ok
       LIMIT ${n}::int) e
 LEFT JOIN weights w ON w.tenant_id = ${tenant} AND w.id = e.id`;
-    POSTINGS_SQL.set(single, text);
+    POSTINGS_SQL.set(k, text);
   }
   return text;
 }
@@ -289,8 +321,9 @@ LEFT JOIN weights w ON w.tenant_id = ${tenant} AND w.id = e.id`;
 /**
  * The best eligible candidates of a query of words, from its terms' postings: scored in SQL by
  * BM25 over the candidate query's terms (`kept`, or all), the first narrowCut of them shipped
- * with every term's counts, for rankCandidates to rank exactly as on the other path (the SQL
- * score only chooses which few to ship; the cut has room beyond the limit for rounding).
+ * with their token texts, every term counted in them as on the other path, for rankCandidates
+ * to rank exactly as there (the SQL score only chooses which few to ship; the cut has room
+ * beyond the limit for rounding).
  */
 async function postingsCandidates(
   query: Query,
@@ -311,7 +344,6 @@ async function postingsCandidates(
   p.add(which.map((i) => idf[i]!));
   p.add([m.abstractWeight, m.bodyWeight, m.extraWeight]);
   p.add([BM25_K1 + 1, BM25_K1, 1 - BM25_B, BM25_B, avg]);
-  p.add(tokens.map((t) => t[0]!));
   p.add(eligibility.scopes);
   const n = narrowCut(limit, m);
   p.add(n);
@@ -323,14 +355,16 @@ async function postingsCandidates(
     len: number;
     w: number | null;
     pooled: number;
-    tf: number[];
+    a: string;
+    b: string;
+    e: string;
   };
   const run = () =>
     query<Row>(
-      postingsSql(which.length === 1),
+      postingsSql(which.length),
       p.values,
       // One name per text (a prepared statement's name is bound to its text).
-      which.length === 1 ? 'mneme_search_eligible_postings_1' : 'mneme_search_eligible_postings',
+      postingsName(which.length),
     );
   let { rows } = await run();
   // Fewer eligible than the cut among a full pool: the eligible best may lie beyond it.
@@ -342,14 +376,7 @@ async function postingsCandidates(
     id: row.id,
     rev: row.rev,
     weight: row.w ?? 1,
-    features: {
-      length: row.len,
-      tf: tokens.map((_, i): FieldCounts => [
-        row.tf[3 * i]!,
-        row.tf[3 * i + 1]!,
-        row.tf[3 * i + 2]!,
-      ]),
-    },
+    features: { length: row.len, tf: tokens.map((tok) => fieldCounts(row, tok)) },
   }));
 }
 

@@ -11,6 +11,7 @@ import {
   leftOutScore,
   countTokens,
   feedbackTerms,
+  feedbackWords,
   momentSupport,
   narrowTerms,
   narrowingPlan,
@@ -20,6 +21,7 @@ import {
   termWeighs,
   termsThatWeigh,
   tokenCount,
+  type FeedbackChoice,
   type FieldCounts,
   type LexicalFeatures,
 } from '../src/core/ranking.js';
@@ -154,6 +156,74 @@ test('a capped (feedback) search keeps the first terms that weigh: a word in ove
   assert.deepEqual(termsThatWeigh([900, 900], [true, false], rows, 2), [0]);
   // Nothing weighs: an empty search.
   assert.deepEqual(termsThatWeigh([600, 1000], [false, false], rows, 10), []);
+});
+
+test('a feedback search chosen by idf keeps the words that weigh most, in the request order', () => {
+  const rows = 1000;
+  const phrase = [false, false, false, false];
+  // Offered most frequent first: "great" (df 400) is frequent, "skewers" rare, "photo" a floor word.
+  const df = [400, 600, 30, 5];
+  const freq = [0.5, 0.45, 0.3, 0.1];
+  const docs = [3, 3, 2, 2];
+  const by = (over: Partial<FeedbackChoice>) => ({
+    byIdf: false,
+    outside: false,
+    freq,
+    docs,
+    ...over,
+  });
+  // By offer order (no choice, or one that does neither): the first two that weigh.
+  assert.deepEqual(termsThatWeigh(df, phrase, rows, 2), [0, 2]);
+  assert.deepEqual(termsThatWeigh(df, phrase, rows, 2, by({})), [0, 2]);
+  // By frequency × idf: 0.5 × 0.40 = 0.20, 0.3 × 3.49 = 1.05, 0.1 × 5.28 = 0.53 — the frequent
+  // common word gives its place to the rare one; the floor word is never chosen.
+  assert.deepEqual(termsThatWeigh(df, phrase, rows, 2, by({ byIdf: true })), [2, 3]);
+  assert.deepEqual(termsThatWeigh(df, phrase, rows, 1, by({ byIdf: true })), [2]);
+  // Outside the best matches: a word no other row holds (df 2 ≤ the 2 matches holding it) finds
+  // nothing new and is passed over; one that other rows hold stays.
+  const inside = [400, 600, 30, 2];
+  assert.deepEqual(termsThatWeigh(inside, phrase, rows, 3, by({ outside: true })), [0, 2]);
+  assert.deepEqual(termsThatWeigh(inside, phrase, rows, 3, by({})), [0, 2, 3]);
+  // A phrase's rows are not counted: it is never passed over as inside, and ranks as the rarest.
+  assert.deepEqual(
+    termsThatWeigh([0, 30], [true, false], rows, 1, {
+      byIdf: true,
+      outside: true,
+      freq: [0.2, 0.3],
+      docs: [3, 2],
+    }),
+    [0],
+  );
+});
+
+test('feedback words counted by relevance: a weaker best match counts for less', () => {
+  const docs = [
+    ['garden', 'tomato', 'basil'],
+    ['garden', 'cocktail', 'tomato'],
+    ['cocktail', 'garden', 'basil'],
+  ];
+  const plain = feedbackWords(docs, new Set(), STOP_WORDS, 5);
+  // Uniform: garden (3 matches) first, then basil, cocktail and tomato (two each) by name.
+  assert.deepEqual(
+    plain.map((x) => x.word),
+    ['garden', 'basil', 'cocktail', 'tomato'],
+  );
+  assert.deepEqual(
+    plain.map((x) => x.docs),
+    [3, 2, 2, 2],
+  );
+  // The first match weighs most: its words (tomato, basil) come before cocktail.
+  const weighted = feedbackWords(docs, new Set(), STOP_WORDS, 5, [1, 0.9, 0.2]);
+  assert.deepEqual(
+    weighted.map((x) => x.word),
+    ['garden', 'tomato', 'basil', 'cocktail'],
+  );
+  assert.deepEqual(feedbackTerms(docs, new Set(), STOP_WORDS, 5), [
+    'garden',
+    'basil',
+    'cocktail',
+    'tomato',
+  ]);
 });
 
 test('ranking candidates: a narrowed cut adds the left-out terms; ties go to the smaller id', () => {

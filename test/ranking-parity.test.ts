@@ -12,6 +12,7 @@ import {
   countTokens,
   rankingModel,
   tokenCount,
+  type FeedbackChoice,
   type RankingModel,
 } from '../src/core/ranking.js';
 import { indexText, queryTerms, termTokens, type QueryTerm } from '../src/core/text.js';
@@ -208,6 +209,29 @@ describe('ranking parity: files and Postgres', { skip: skip ?? false }, () => {
       all.some((t) => !/kubernetes|billing/i.test(t)),
       'uncapped, production is searched',
     );
+  });
+
+  it('chooses a feedback search by frequency × idf, and passes over words only the best matches hold, the same on both stores', async () => {
+    // "kubernetes" (3 rows) is offered first, "billing" (2 rows) second, as often.
+    const terms = queryTerms('kubernetes billing');
+    const eligibility = everything();
+    const model = rankingModel({ narrowBudgets: [Infinity] });
+    const texts = async (feedback?: FeedbackChoice) => {
+      const req = { terms, eligibility, limit: 30, want: 0, model, maxTerms: 1, feedback };
+      const hf = (await files.search(req)).map((h) => `${h.view.abstract} ${h.view.body}`);
+      const hp = (await pg.search(req)).map((h) => `${h.view.abstract} ${h.view.body}`);
+      assert.deepEqual(hp, hf, 'same hits on both stores');
+      return hf;
+    };
+    const only = (ts: string[], word: RegExp) => ts.length > 0 && ts.every((t) => word.test(t));
+    const choice = { byIdf: false, outside: false, freq: [1, 1], docs: [1, 1] };
+    assert.ok(only(await texts(), /kubernetes/i), 'by offer order: the first word');
+    assert.ok(only(await texts(choice), /kubernetes/i), 'a choice that does neither: the same');
+    assert.ok(only(await texts({ ...choice, byIdf: true }), /billing/i), 'by idf: the rarer word');
+    // kubernetes' three rows are all among the best matches: it can find nothing new.
+    const outside = { ...choice, docs: [3, 1] };
+    assert.ok(only(await texts({ ...outside, outside: true }), /billing/i), 'passed over');
+    assert.ok(only(await texts(outside), /kubernetes/i), 'kept when outside is off');
   });
 
   it('scores left-out terms by their exact BM25 under leftOut=bm25, the same on both stores', async () => {

@@ -60,6 +60,16 @@ export interface RankingModel {
    * 0.9856 -> 0.9784 (bench/NOTES.md), so not the default.
    */
   prfCandidates: number;
+  /**
+   * Choose the searched feedback words by their frequency in the best matches × their idf in the
+   * store (RM3 / Rocchio term selection) instead of by frequency alone (termsThatWeigh). Only
+   * changes anything with prfCandidates above prfTerms. Off: bench/NOTES.md, "The ranker".
+   */
+  prfIdf: boolean;
+  /** Leave out of the feedback search a word no row outside the best matches holds. */
+  prfOutside: boolean;
+  /** Count a best match's words in proportion to its relevance (a relevance model, RM1/RM3). */
+  prfByRelevance: boolean;
   /** Weight of the feedback query's (max-normalised) score against the original's. */
   prfWeight: number;
   /** The feedback weight for a question that gathers several memories (see asksForSeveral). */
@@ -117,6 +127,9 @@ export const DEFAULT_RANKING: RankingModel = Object.freeze({
   prfDocs: 3,
   prfTerms: 10,
   prfCandidates: 10,
+  prfIdf: false,
+  prfOutside: false,
+  prfByRelevance: false,
   prfWeight: 0.3,
   prfGatherWeight: 0.6,
   temporal: true,
@@ -221,20 +234,50 @@ export const termWeighs = (rows: number, df: number, phrase: boolean): boolean =
   phrase || Math.log((rows - df + 0.5) / (df + 0.5)) > 0;
 
 /**
- * A search capped at `max` terms (the feedback query, SearchRequest.maxTerms): the first `max`,
- * in the request's order, of the terms that weigh (termWeighs). A word in over half the store
- * adds BM25_IDF_FLOOR to a score, nothing, and would take the place of one that can tell the
- * rows apart. Indices into the request's terms; null when every term is kept.
+ * How the feedback search chooses its words (SearchRequest.feedback), per offered term: `freq`,
+ * its frequency in the best matches (feedbackWords), and `docs`, how many of them hold it.
+ */
+export interface FeedbackChoice {
+  /** Rank the words that weigh by freq × idf (RM3 / Rocchio term selection), not by offer order. */
+  byIdf: boolean;
+  /** Pass over a word no row outside the best matches holds (df ≤ docs): it finds nothing new. */
+  outside: boolean;
+  freq: readonly number[];
+  docs: readonly number[];
+}
+
+/**
+ * A search capped at `max` terms (the feedback query, SearchRequest.maxTerms): of the terms that
+ * weigh (termWeighs), the first `max` in the request's order — or, choosing by idf, the `max`
+ * with the highest frequency × idf (ties to the earlier term), in the request's order. A word in
+ * over half the store adds BM25_IDF_FLOOR to a score, nothing, and would take the place of one
+ * that can tell the rows apart. Indices into the request's terms; null when every term is kept.
  */
 export function termsThatWeigh(
   df: readonly number[],
   phrase: readonly boolean[],
   rows: number,
   max: number,
+  choice?: FeedbackChoice,
 ): number[] | null {
-  const kept: number[] = [];
-  for (let i = 0; i < df.length && kept.length < max; i++)
-    if (termWeighs(rows, df[i]!, phrase[i]!)) kept.push(i);
+  const weighing: number[] = [];
+  for (let i = 0; i < df.length; i++)
+    if (
+      termWeighs(rows, df[i]!, phrase[i]!) &&
+      !(choice?.outside && !phrase[i] && df[i]! <= (choice.docs[i] ?? 0))
+    )
+      weighing.push(i);
+  let kept: number[];
+  if (choice?.byIdf) {
+    // A phrase's rows are not counted: it ranks as the rarest word would (idf of df 0).
+    const value = (i: number) => (choice.freq[i] ?? 0) * bm25Idf(rows, phrase[i] ? 0 : df[i]!);
+    kept = weighing
+      .map((i) => ({ i, v: value(i) }))
+      .sort((a, b) => b.v - a.v || a.i - b.i)
+      .slice(0, max)
+      .map((x) => x.i)
+      .sort((a, b) => a - b);
+  } else kept = weighing.slice(0, max);
   return kept.length === df.length ? null : kept;
 }
 
@@ -462,13 +505,30 @@ export function feedbackTerms(
   stop: ReadonlySet<string>,
   max: number,
 ): string[] {
+  return feedbackWords(docs, exclude, stop, max).map((x) => x.word);
+}
+
+/**
+ * feedbackTerms with each word's frequency: its occurrences in each best match over the square
+ * root of that match's length (times the match's `docWeights`, when given: its relevance over
+ * the best one's, as a relevance model weighs a document by its query likelihood), summed (what
+ * they are ordered by), and how many matches hold it.
+ */
+export function feedbackWords(
+  docs: readonly string[][],
+  exclude: ReadonlySet<string>,
+  stop: ReadonlySet<string>,
+  max: number,
+  docWeights?: readonly number[],
+): { word: string; freq: number; docs: number }[] {
   const count = new Map<string, number>();
   const docFreq = new Map<string, number>();
-  for (const tokens of docs) {
+  for (const [d, tokens] of docs.entries()) {
     const seen = new Set<string>();
+    const each = (docWeights?.[d] ?? 1) / Math.max(1, Math.sqrt(tokens.length));
     for (const w of tokens) {
       if (w.length < 3 || /^\d+$/.test(w) || stop.has(w) || exclude.has(w)) continue;
-      count.set(w, (count.get(w) ?? 0) + 1 / Math.max(1, Math.sqrt(tokens.length)));
+      count.set(w, (count.get(w) ?? 0) + each);
       if (!seen.has(w)) docFreq.set(w, (docFreq.get(w) ?? 0) + 1);
       seen.add(w);
     }
@@ -478,7 +538,7 @@ export function feedbackTerms(
     .filter(([w]) => (docFreq.get(w) ?? 0) >= need)
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
     .slice(0, max)
-    .map(([w]) => w);
+    .map(([word, freq]) => ({ word, freq, docs: docFreq.get(word)! }));
 }
 
 /** A candidate's memory, moment (valid_from) and relevance: what moment support needs. */

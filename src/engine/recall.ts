@@ -9,7 +9,7 @@ import {
 } from '../core/eligibility.js';
 import {
   DEFAULT_RANKING,
-  feedbackTerms,
+  feedbackWords,
   feedbackWeight,
   inWindow,
   momentSupport,
@@ -314,20 +314,36 @@ async function lexicalHits(
   let hits = await ctx.store.search({ terms, eligibility, limit: pool, want: q.want, model: m });
   if (m.prf && hits.length >= 2) {
     const prfWeight = feedbackWeight(asksForSeveral(q.query), m);
-    const top = hits
-      .slice(0, m.prfDocs)
-      .map((h) => wordTokens(`${h.view.abstract}\n${h.view.body}`));
+    const best = hits.slice(0, m.prfDocs);
+    const top = best.map((h) => wordTokens(`${h.view.abstract}\n${h.view.body}`));
     const exclude = new Set(terms.map((t) => t.text));
-    const extra = feedbackTerms(top, exclude, STOP_WORDS, m.prfCandidates);
+    const first = Math.max(...best.map((h) => h.relevance), 1e-9);
+    const extra = feedbackWords(
+      top,
+      exclude,
+      STOP_WORDS,
+      m.prfCandidates,
+      m.prfByRelevance ? best.map((h) => h.relevance / first) : undefined,
+    );
     if (extra.length > 0) {
       const fb = await ctx.store.search({
-        terms: extra.map((text) => ({ text, phrase: false })),
+        terms: extra.map((x) => ({ text: x.word, phrase: false })),
         eligibility,
         limit: pool,
         // Feedback only boosts; it need not fill the page, so its query stays narrow.
         want: 0,
         model: m,
         maxTerms: m.prfTerms,
+        ...(m.prfIdf || m.prfOutside
+          ? {
+              feedback: {
+                byIdf: m.prfIdf,
+                outside: m.prfOutside,
+                freq: extra.map((x) => x.freq),
+                docs: extra.map((x) => x.docs),
+              },
+            }
+          : {}),
       });
       const max1 = Math.max(...hits.map((h) => h.relevance), 1e-9);
       const max2 = Math.max(...fb.map((h) => h.relevance), 1e-9);

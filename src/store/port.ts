@@ -17,7 +17,7 @@ import type {
 } from '../core/journal.js';
 import type { Tombstone, TombstoneProbe } from '../core/normalize.js';
 import type { Proposal } from '../core/proposal.js';
-import type { RankingModel } from '../core/ranking.js';
+import type { FeedbackChoice, RankingModel } from '../core/ranking.js';
 import type { QueryTerm } from '../core/text.js';
 import type { Actor, Revision, RevisionView } from '../core/types.js';
 import type { ArtifactStore } from './artifacts.js';
@@ -46,6 +46,8 @@ export interface SearchRequest {
    * weigh (core/ranking.ts termsThatWeigh, from the store's document frequencies).
    */
   maxTerms?: number;
+  /** With maxTerms: how to choose the terms searched (core/ranking.ts termsThatWeigh). */
+  feedback?: FeedbackChoice;
 }
 
 /** What ranking needs of a candidate, available without reading the whole revision. */

@@ -98,7 +98,7 @@ export class IndexSearch {
     if (terms.length === 0) return [];
     let df = tokens.map((t, i) => (phrase[i] ? 0 : this.termDf(t[0]!)));
     if (req.maxTerms !== undefined) {
-      const keep = termsThatWeigh(df, phrase, this.corpus().rows, req.maxTerms);
+      const keep = termsThatWeigh(df, phrase, this.corpus().rows, req.maxTerms, req.feedback);
       if (keep) {
         if (keep.length === 0) return [];
         [terms, tokens, phrase, df] = [terms, tokens, phrase, df].map((xs) =>

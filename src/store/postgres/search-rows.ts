@@ -58,7 +58,7 @@ export async function search(
   let df = counted.df;
   if (req.maxTerms !== undefined) {
     // Phrases count as rare here as on the embedded index: their rows do not decide.
-    const keep = termsThatWeigh(df, phrase, stats.rows, req.maxTerms);
+    const keep = termsThatWeigh(df, phrase, stats.rows, req.maxTerms, req.feedback);
     if (keep) {
       if (keep.length === 0) return [];
       [tokens, phrase, df] = [

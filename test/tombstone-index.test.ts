@@ -267,15 +267,25 @@ test(
         // scan's heap fetches, whether a filter then keeps them or not).
         const c = await pool.connect();
         let read = -1;
+        let descents = -1;
         const query = async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => {
           await c.query('BEGIN');
           try {
+            // The counters may still hold an earlier transaction's counts (not yet flushed): the
+            // difference across the statement is what it did.
+            const counters = async () => {
+              const { rows } = await c.query<{ n: string; scans: string }>(
+                `SELECT seq_tup_read + coalesce(idx_tup_fetch, 0) AS n,
+                        coalesce(idx_scan, 0) AS scans
+                 FROM pg_stat_xact_user_tables WHERE relname = 'tombstone_grams'`,
+              );
+              return { n: Number(rows[0]!.n), scans: Number(rows[0]!.scans) };
+            };
+            const before = await counters();
             const got = await c.query<R>(sql, params);
-            const { rows } = await c.query<{ n: string }>(
-              `SELECT seq_tup_read + coalesce(idx_tup_fetch, 0) AS n
-               FROM pg_stat_xact_user_tables WHERE relname = 'tombstone_grams'`,
-            );
-            read = Number(rows[0]!.n);
+            const after = await counters();
+            read = after.n - before.n;
+            descents = after.scans - before.scans;
             return got;
           } finally {
             await c.query('ROLLBACK');
@@ -286,6 +296,14 @@ test(
         );
         assert.ok(read >= 2 && read <= 30, `${when}: ${read} index rows read of 600`);
         assert.deepEqual(global, [], `${when}: no tombstone in global`);
+        // One descent per gram into the scope that holds tombstones; global, which holds none,
+        // costs one (its emptiness), not one per gram (each as deep as the index the project's
+        // rows fill).
+        const grams = asks[0]!.probe.grams.length;
+        assert.ok(
+          descents >= grams && descents <= grams + 4,
+          `${when}: ${descents} index descents for ${grams} grams in each of 2 scopes`,
+        );
         // The candidates refuse what the full scan refuses.
         const full = tombstoneMatcher(all, PROJECT_A);
         const m = tombstoneMatcher(found!, PROJECT_A);
@@ -302,6 +320,59 @@ test(
       await check('before ANALYZE');
       await pool.query('ANALYZE tombstone_grams');
       await check('after ANALYZE');
+    } finally {
+      await pool.end();
+      await f.cleanup();
+    }
+  },
+);
+
+test(
+  'Postgres: a long body’s lookup is planned by what it reads, not compiled by JIT for its length',
+  { skip: skip ?? false },
+  async () => {
+    const f = await throwawayStore();
+    const pool = new pg.Pool({ connectionString: f.db.url, max: 1 });
+    try {
+      const e = engineFor(f.store, PROJECT_A, testClock('2026-03-01T10:00:00.000Z'));
+      const v = 'the staging database password rotates every 90 days';
+      await e.apply([{ op: 'arm', value: v, scope: PROJECT_A }], HUMAN);
+      // 2 000 words of distinct syllables (about 15 000 grams), the rejected value among them.
+      const C = 'bcdfghjkmnpqrtvwxz';
+      const word = (i: number) =>
+        `${C[i % 18]}a${C[Math.floor(i / 18) % 18]}o${C[Math.floor(i / 324) % 18]}u`;
+      const words = Array.from({ length: 2000 }, (_, i) => word(i * 7));
+      const body = [...words.slice(0, 1000), `Per ops: ${v}.`, ...words.slice(1000)].join(' ');
+      const asks = [PROJECT_A, 'global'].map((scope) => ({
+        scope,
+        probe: tombstoneProbe(scope, ['Rotation'], [body]),
+      }));
+      assert.ok(asks[0]!.probe.grams.length > 10_000, `${asks[0]!.probe.grams.length} grams`);
+      let asked: { sql: string; params: unknown[] } | null = null;
+      const query = <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => {
+        asked = { sql, params };
+        return pool.query<R>(sql, params);
+      };
+      const [found, global] = await tombstoneCandidatesMany(query, 'acme', asks);
+      assert.deepEqual(
+        found!.map((t) => t.value_norm),
+        [v],
+        'the value inside the body is read',
+      );
+      assert.equal(tombstoneMatcher(found!, PROJECT_A).passage(body)?.value_norm, v);
+      assert.deepEqual(global, []);
+      // What the planner made of it: below the cost at which Postgres compiles a statement
+      // (costed by the array's length it was 20× over, and compiling took most of a second).
+      const { sql, params } = asked!;
+      const { rows } = await pool.query<{ 'QUERY PLAN': [{ Plan: { 'Total Cost': number } }] }>(
+        `EXPLAIN (FORMAT JSON) ${sql}`,
+        params,
+      );
+      const cost = rows[0]!['QUERY PLAN'][0].Plan['Total Cost'];
+      const { rows: jit } = await pool.query<{ c: string }>(
+        "SELECT current_setting('jit_above_cost') AS c",
+      );
+      assert.ok(cost < Number(jit[0]!.c), `estimated cost ${cost}, jit_above_cost ${jit[0]!.c}`);
     } finally {
       await pool.end();
       await f.cleanup();

@@ -52,6 +52,13 @@ export async function tombstoneCandidates(
  * every gram of it, tested against the same constant (a hashed `= ANY`: one probe per gram of
  * the row, not a pass over the write's grams as array containment made); then the latest event
  * of each key found, or asked for by its exact key.
+ *
+ * A scope with no index rows skips its descents (a one-time EXISTS, one descent): the write gate
+ * asks global beside the value's scope, and an empty scope's descents still cost the depth of
+ * the index the other scopes fill. The grams are unnested from a scalar subquery, so the planner
+ * costs the branch by a nominal row count rather than the array's length: costed by its length,
+ * a long body's lookup (14 000 grams) crossed jit_above_cost and spent most of a second compiling
+ * itself. Asks with the same grams (each scope's probe of the same texts) share one parameter.
  */
 export async function tombstoneCandidatesMany(
   query: Query,
@@ -61,16 +68,23 @@ export async function tombstoneCandidatesMany(
   if (asks.length === 0) return [];
   const values: unknown[] = [tenant];
   const add = (v: unknown) => `$${values.push(v)}`;
+  const gramParams: { grams: readonly string[]; param: string }[] = [];
+  const gramsParam = (grams: readonly string[]) => {
+    let p = gramParams.find((x) => sameStrings(x.grams, grams));
+    if (!p) gramParams.push((p = { grams, param: add(grams) }));
+    return p.param;
+  };
   const branches = asks.map((a, i) => {
     const scope = add(a.scope);
-    const grams = add(a.probe.grams);
+    const grams = gramsParam(a.probe.grams);
     const keys = add(a.probe.keys);
     return `SELECT ${i + 1} AS i, ${scope}::text COLLATE "C" AS scope, g.key
-       FROM unnest(${grams}::text[]) AS q(gram), LATERAL (
+       FROM unnest((SELECT ${grams}::text[])) AS q(gram), LATERAL (
          SELECT key, grams FROM tombstone_grams
          WHERE tenant_id = $1 AND scope = ${scope} COLLATE "C" AND gram = q.gram COLLATE "C"
          OFFSET 0) g
-       WHERE NOT EXISTS (SELECT FROM unnest(g.grams) AS x(gram)
+       WHERE EXISTS (SELECT FROM tombstone_grams WHERE tenant_id = $1 AND scope = ${scope} COLLATE "C")
+         AND NOT EXISTS (SELECT FROM unnest(g.grams) AS x(gram)
                          WHERE NOT x.gram = ANY(${grams}::text[] COLLATE "C"))
        UNION
        SELECT ${i + 1}, ${scope}::text COLLATE "C", unnest(${keys}::text[]) COLLATE "C"`;
@@ -87,6 +101,10 @@ export async function tombstoneCandidatesMany(
   const out: Tombstone[][] = asks.map(() => []);
   for (const r of rows) if (r.event === 'arm') out[r.i - 1]!.push(JSON.parse(r.doc) as Tombstone);
   return out;
+}
+
+function sameStrings(a: readonly string[], b: readonly string[]): boolean {
+  return a === b || (a.length === b.length && a.every((x, i) => x === b[i]));
 }
 
 /**

@@ -61,7 +61,7 @@ import { migrate } from './schema.js';
 import { SessionRows } from './session-rows.js';
 import { KnowledgeRows } from './knowledge-rows.js';
 import { checkTenantName, tenantExists } from './tenants.js';
-import { tombstoneCandidatesMany } from './tombstone-rows.js';
+import { armedTombstonesSince, tombstoneCandidatesMany } from './tombstone-rows.js';
 import { reportOf } from '../journal-guard.js';
 import { UsageBatch, type UsageBatchOptions } from './usage-batch.js';
 
@@ -80,6 +80,9 @@ export interface PostgresStoreOptions {
 
 /** The most writers one write transaction carries (bounds how long the lock is held). */
 const MAX_GROUP = 32;
+
+/** Scope lists whose tombstones are kept between reads (a binding reads one: project+global). */
+const TOMBSTONE_LISTS_KEPT = 256;
 
 interface Waiter {
   fn: () => Promise<unknown>;
@@ -461,8 +464,8 @@ export class PostgresStore implements Store {
     return reads.journal(this.query, this.tenant, q);
   }
 
-  async tombstones(scopes: string[]): Promise<Tombstone[]> {
-    if (!this.tx.getStore()) return reads.tombstones(this.query, this.tenant, scopes);
+  async tombstones(scopes: string[]): Promise<readonly Tombstone[]> {
+    if (!this.tx.getStore()) return this.armedTombstones(scopes);
     // Inside the write transaction only this transaction's commits arm or lift one.
     const key = JSON.stringify(scopes);
     let got = this.tombstoneCache.get(key);
@@ -472,6 +475,32 @@ export class PostgresStore implements Store {
     }
     return [...got];
   }
+
+  /**
+   * Outside a write transaction: the tombstones of a scope list as last read, re-read only when
+   * the tenant's tombstone version moved (armedTombstonesSince: one statement either way, so a
+   * forget committed by any instance holds at the next read). While nothing moved the same
+   * frozen list is answered, which lets the engine keep what it built from it (rejected-here.ts).
+   */
+  private async armedTombstones(scopes: string[]): Promise<readonly Tombstone[]> {
+    const key = scopes.join('\u0000');
+    const seen = this.tombstonesSeen.get(key);
+    const got = await armedTombstonesSince(this.query, this.tenant, scopes, seen?.version ?? null);
+    if (got.tombstones === null && seen) return seen.tombstones;
+    const tombstones = Object.freeze(got.tombstones ?? []);
+    // Ordered by insertion: the first key is the one read least recently set.
+    this.tombstonesSeen.delete(key);
+    if (this.tombstonesSeen.size >= TOMBSTONE_LISTS_KEPT)
+      this.tombstonesSeen.delete(this.tombstonesSeen.keys().next().value!);
+    this.tombstonesSeen.set(key, { version: got.version, tombstones });
+    return tombstones;
+  }
+
+  /** The scope lists read outside a transaction, with the version they were read at. */
+  private readonly tombstonesSeen = new Map<
+    string,
+    { version: string; tombstones: readonly Tombstone[] }
+  >();
 
   /**
    * Lookups asked in the same tick on the same connection (the write gate asks a value's scope

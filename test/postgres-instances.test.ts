@@ -126,6 +126,26 @@ describe('Postgres: two instances on one tenant', { skip: skip ?? false }, () =>
     }
   });
 
+  it('in a request that knew an older tombstone version, a tombstone this instance arms is seen at once', async () => {
+    const e1 = engineFor(one, PROJECT, wallClock);
+    // Known: version 0, older than any list read since, so the lists read are answered as they are.
+    await one.knowing({ tombstones: '0' }, async () => {
+      const before = await one.tombstones([PROJECT, 'global']);
+      assert.equal(
+        await one.tombstones([PROJECT, 'global']),
+        before,
+        'answered from what was read',
+      );
+      await e1.apply(
+        [{ op: 'arm', scope: PROJECT, value: 'Harbor jobs drain at noon', reason: 'wrong' }],
+        HUMAN,
+      );
+      const after = await one.tombstones([PROJECT, 'global']);
+      assert.equal(after.length, before.length + 1, 'read again after this instance armed one');
+      assert.ok(after.some((t) => t.value_norm === 'harbor jobs drain at noon'));
+    });
+  });
+
   it('2×30 concurrent writes keep one chain and lose nothing', async () => {
     const before = (await one.verifyJournal()).entries;
     const e1 = engineFor(one, PROJECT, wallClock);

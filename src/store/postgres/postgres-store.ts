@@ -90,6 +90,11 @@ interface Waiter {
   reject: (e: unknown) => void;
 }
 
+/** What a statement of the request read of its tenant: its latest tombstone event's seq. */
+export interface TenantState {
+  tombstones: string;
+}
+
 interface ProbeAsk {
   scope: string;
   probe: TombstoneProbe;
@@ -345,7 +350,8 @@ export class PostgresStore implements Store {
       // rethrown) aborted the transaction: COMMIT then answers ROLLBACK without an error, and
       // nothing fn did may be acknowledged.
       const done = await client.query('COMMIT');
-      if (done.command !== 'COMMIT')
+      if (done.command !== 'COMMIT') {
+        this.tombstonesMoved = false;
         throw new MnemeError(
           'internal',
           'the write transaction was rolled back: a statement inside it failed, so none of its writes was made',
@@ -353,11 +359,15 @@ export class PostgresStore implements Store {
             hint: 'retry the write; if it fails again, the Postgres server log names the failing statement',
           },
         );
+      }
+      // Committed: a list read before this commit is not answered again (see armedTombstones).
+      if (this.tombstonesMoved) this.tombstoneGeneration++;
       return out;
     } catch (e) {
       await client.query('ROLLBACK').catch(() => (broken = true));
       throw fromDb(e);
     } finally {
+      this.tombstonesMoved = false;
       this.forget();
       client.release(broken);
     }
@@ -368,7 +378,10 @@ export class PostgresStore implements Store {
   async commit(req: CommitRequest): Promise<JournalEntry> {
     const client = this.tx.getStore();
     if (!client) throw new MnemeError('internal', 'commit called without the store lock');
-    if (req.tombstone) this.tombstoneCache.clear();
+    if (req.tombstone) {
+      this.tombstoneCache.clear();
+      this.tombstonesMoved = true;
+    }
     if (!needsSavepoint(req, this.held)) {
       // Its refusals write nothing (the transaction stays usable); any other failure aborted
       // the transaction, and COMMIT then reports the failure (inTransaction).
@@ -479,28 +492,52 @@ export class PostgresStore implements Store {
   /**
    * Outside a write transaction: the tombstones of a scope list as last read, re-read only when
    * the tenant's tombstone version moved (armedTombstonesSince: one statement either way, so a
-   * forget committed by any instance holds at the next read). While nothing moved the same
-   * frozen list is answered, which lets the engine keep what it built from it (rejected-here.ts).
+   * forget committed by any instance holds at the next read). In a request whose token check
+   * already read the version (`knowing`), a list read at that version or later is answered with
+   * no statement at all. While nothing moved the same frozen list is answered, which lets the
+   * engine keep what it built from it (rejected-here.ts). A commit of this instance that armed or
+   * lifted one retires every list read before it, whatever version a request knew.
    */
   private async armedTombstones(scopes: string[]): Promise<readonly Tombstone[]> {
     const key = scopes.join('\u0000');
+    const generation = this.tombstoneGeneration;
     const seen = this.tombstonesSeen.get(key);
-    const got = await armedTombstonesSince(this.query, this.tenant, scopes, seen?.version ?? null);
-    if (got.tombstones === null && seen) return seen.tombstones;
+    const valid = seen && seen.generation === generation ? seen : undefined;
+    const known = this.known.getStore()?.tombstones;
+    if (valid && known !== undefined && BigInt(valid.version) >= BigInt(known))
+      return valid.tombstones;
+    const got = await armedTombstonesSince(this.query, this.tenant, scopes, valid?.version ?? null);
+    if (got.tombstones === null && valid) return valid.tombstones;
     const tombstones = Object.freeze(got.tombstones ?? []);
+    // Kept only when no commit of this instance moved a tombstone while it was read.
+    if (generation !== this.tombstoneGeneration) return tombstones;
     // Ordered by insertion: the first key is the one read least recently set.
     this.tombstonesSeen.delete(key);
     if (this.tombstonesSeen.size >= TOMBSTONE_LISTS_KEPT)
       this.tombstonesSeen.delete(this.tombstonesSeen.keys().next().value!);
-    this.tombstonesSeen.set(key, { version: got.version, tombstones });
+    this.tombstonesSeen.set(key, { version: got.version, generation, tombstones });
     return tombstones;
   }
 
   /** The scope lists read outside a transaction, with the version they were read at. */
   private readonly tombstonesSeen = new Map<
     string,
-    { version: string; tombstones: readonly Tombstone[] }
+    { version: string; generation: number; tombstones: readonly Tombstone[] }
   >();
+  /** Counts this instance's commits that armed, lifted or dropped a tombstone. */
+  private tombstoneGeneration = 0;
+  /** Whether the open write transaction armed, lifted or dropped one. */
+  private tombstonesMoved = false;
+  /** What the request's token check read of this tenant (database.ts), for the reads it spares. */
+  private readonly known = new AsyncLocalStorage<TenantState>();
+
+  /**
+   * Runs fn (the rest of a request) knowing the tenant's state as a statement of this request
+   * read it: a list read at that tombstone version or later is current for the request.
+   */
+  knowing<T>(state: TenantState, fn: () => Promise<T>): Promise<T> {
+    return this.known.run(state, fn);
+  }
 
   /**
    * Lookups asked in the same tick on the same connection (the write gate asks a value's scope
@@ -666,6 +703,7 @@ export class PostgresStore implements Store {
     const report = await this.withWriteLock(async () => {
       // The purge commits (reading the head itself), rewrites journal rows and drops tombstones.
       this.forget();
+      this.tombstonesMoved = true;
       const c = this.tx.getStore()!;
       await c.query('SAVEPOINT mneme_purge');
       try {

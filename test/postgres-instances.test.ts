@@ -129,7 +129,7 @@ describe('Postgres: two instances on one tenant', { skip: skip ?? false }, () =>
   it('in a request that knew an older tombstone version, a tombstone this instance arms is seen at once', async () => {
     const e1 = engineFor(one, PROJECT, wallClock);
     // Known: version 0, older than any list read since, so the lists read are answered as they are.
-    await one.knowing({ tombstones: '0' }, async () => {
+    await one.knowing({ tombstones: '0', knowledge: true }, async () => {
       const before = await one.tombstones([PROJECT, 'global']);
       assert.equal(
         await one.tombstones([PROJECT, 'global']),

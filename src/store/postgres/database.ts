@@ -68,7 +68,7 @@ export async function openDatabase(
       const r = await checkToken(pool, token);
       if (!r || 'refused' in r) return r;
       const store = await storeFor(r.tenant);
-      const state = { tombstones: r.tombstones };
+      const state = { tombstones: r.tombstones, knowledge: r.knowledge };
       return {
         tenant: r.tenant,
         projects: r.projects,

@@ -90,9 +90,13 @@ interface Waiter {
   reject: (e: unknown) => void;
 }
 
-/** What a statement of the request read of its tenant: its latest tombstone event's seq. */
+/**
+ * What a statement of the request read of its tenant: its latest tombstone event's seq, and
+ * whether it had any knowledge chunk.
+ */
 export interface TenantState {
   tombstones: string;
+  knowledge: boolean;
 }
 
 interface ProbeAsk {
@@ -608,7 +612,7 @@ export class PostgresStore implements Store {
 
   /** The tenant's knowledge rows (knowledge_files, knowledge_chunks). */
   async knowledge(): Promise<KnowledgeStore> {
-    this.knowledgeRows ??= new KnowledgeRows(this.pool, this.tenant);
+    this.knowledgeRows ??= new KnowledgeRows(this.pool, this.tenant, () => this.known.getStore());
     return this.knowledgeRows;
   }
 

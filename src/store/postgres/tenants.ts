@@ -120,6 +120,8 @@ export interface TokenGrant {
 /** A grant as the token check read it, with the tenant's tombstone version in the same snapshot. */
 export interface CheckedGrant extends TokenGrant {
   tombstones: string;
+  /** Whether the tenant has any knowledge chunk (else a recall need not look for any). */
+  knowledge: boolean;
 }
 
 export interface IssuedToken {
@@ -257,6 +259,7 @@ export async function checkToken(
     disabled_at: Date | null;
     expired: boolean;
     tombstones: string;
+    knowledge: boolean;
   }>({
     // Prepared once per connection: every request of a server runs it.
     name: 'mneme_check_token',
@@ -267,7 +270,8 @@ export async function checkToken(
      SELECT k.id, k.tenant_id, k.projects, k.revoked_at, k.expires_at, n.disabled_at,
             k.expires_at IS NOT NULL AND k.expires_at <= now() AS expired,
             (SELECT coalesce(max(e.seq), 0)::text FROM tombstone_events e
-             WHERE e.tenant_id = k.tenant_id) AS tombstones
+             WHERE e.tenant_id = k.tenant_id) AS tombstones,
+            EXISTS (SELECT FROM knowledge_chunks c WHERE c.tenant_id = k.tenant_id) AS knowledge
      FROM tokens k JOIN tenants n ON n.name = k.tenant_id WHERE k.hash = $1`,
     values: [hashToken(token)],
   });
@@ -289,9 +293,15 @@ export async function checkToken(
       refused: `tenant ${row.tenant_id} was disabled at ${row.disabled_at.toISOString()}`,
       hint: `its tokens are refused until an operator runs \`mneme tenant enable ${row.tenant_id} --db URL\``,
     };
-  // The tenant's tombstone version (its last event, one index entry) rides along: the request's
-  // recall then reads its tombstones only if they moved (PostgresStore.knowing).
-  return { tenant: row.tenant_id, projects: row.projects, tombstones: row.tombstones };
+  // The tenant's tombstone version (its last event, one index entry) and whether it has any
+  // knowledge ride along: the request's recall then reads its tombstones only if they moved, and
+  // knowledge only where there is some (PostgresStore.knowing).
+  return {
+    tenant: row.tenant_id,
+    projects: row.projects,
+    tombstones: row.tombstones,
+    knowledge: row.knowledge,
+  };
 }
 
 /** The grant behind a bearer token, or null for an unknown, malformed, revoked or expired one. */

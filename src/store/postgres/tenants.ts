@@ -307,7 +307,7 @@ export async function checkToken(
 /** The grant behind a bearer token, or null for an unknown, malformed, revoked or expired one. */
 export async function resolveToken(db: Queryable, token: string): Promise<TokenGrant | null> {
   const r = await checkToken(db, token);
-  return r && 'tenant' in r ? r : null;
+  return r && 'tenant' in r ? { tenant: r.tenant, projects: r.projects } : null;
 }
 
 /** Runs fn with a migrated database (administration commands: tenants, tokens). */

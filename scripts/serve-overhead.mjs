@@ -159,10 +159,16 @@ function start(build, argv, env) {
 async function probe(s) {
   fs.rmSync(s.probeOut, { force: true });
   s.child.kill('SIGUSR2');
-  for (let i = 0; i < 600 && !fs.existsSync(s.probeOut); i++)
+  // Under valgrind on a loaded machine the file can be seen before it is whole: read until it parses.
+  for (let i = 0; i < 1200; i++) {
     await new Promise((r) => setTimeout(r, 50));
-  await new Promise((r) => setTimeout(r, 50));
-  return JSON.parse(fs.readFileSync(s.probeOut, 'utf8'));
+    try {
+      return JSON.parse(fs.readFileSync(s.probeOut, 'utf8'));
+    } catch {
+      // not written yet, or not whole yet
+    }
+  }
+  throw new Error(`the server wrote no probe file ${s.probeOut}`);
 }
 
 function cgControl(pid, flag) {

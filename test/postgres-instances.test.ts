@@ -3,6 +3,7 @@
 // replay across instances, and of two racing writes to one subject exactly one wins.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type pg from 'pg';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { AGENT, HUMAN, engineFor } from './helpers.js';
 import { pgSkipReason, throwawayDb, type ThrowawayDb } from './pg-fixtures.js';
@@ -26,6 +27,123 @@ describe('Postgres: two instances on one tenant', { skip: skip ?? false }, () =>
     await one?.close();
     await two?.close();
     await db?.drop();
+  });
+
+  it('a tombstone armed or lifted on one instance holds at the other’s next recall; unchanged, it is not re-read', async () => {
+    const reader = engineFor(one, PROJECT, wallClock);
+    const writer = engineFor(two, PROJECT, wallClock);
+    // Global values a project reader sees, until its project rejects them (rejected-here.ts).
+    const [kept] = await writer.apply(
+      [
+        {
+          op: 'remember',
+          type: 'fact',
+          abstract: 'Lagoon builds publish to the amber bucket',
+          global: true,
+        },
+      ],
+      AGENT,
+    );
+    const [later] = await writer.apply(
+      [
+        {
+          op: 'remember',
+          type: 'fact',
+          abstract: 'Lagoon builds sign with the cobalt key',
+          global: true,
+        },
+      ],
+      AGENT,
+    );
+    // One armed before the reader's first recall, so its tombstone list is not empty.
+    await writer.apply(
+      [
+        {
+          op: 'arm',
+          scope: PROJECT,
+          value: 'Lagoon builds publish to the amber bucket',
+          reason: 'moved',
+        },
+      ],
+      HUMAN,
+    );
+    // What instance one's pool answers for the tombstone read, and the lists its store answers.
+    const answered: number[] = [];
+    const lists: unknown[] = [];
+    const poolQuery = one.pool.query.bind(one.pool) as (...a: unknown[]) => Promise<pg.QueryResult>;
+    const storeTombstones = one.tombstones.bind(one);
+    one.pool.query = ((...a: unknown[]) => {
+      const got = poolQuery(...a);
+      if ((a[0] as { name?: string }).name === 'mneme_tombstones_since')
+        void got.then((r) => answered.push(r.rows.length));
+      return got;
+    }) as typeof one.pool.query;
+    one.tombstones = async (scopes) => {
+      const l = await storeTombstones(scopes);
+      lists.push(l);
+      return l;
+    };
+    const served = async () => {
+      answered.length = 0;
+      lists.length = 0;
+      const r = await reader.recall('lagoon builds amber bucket cobalt key', { logUsage: false });
+      assert.equal(answered.length, 1, 'one tombstone read per recall');
+      return { ids: r.results.map((x) => x.id), rows: answered[0]!, list: lists[0] };
+    };
+    try {
+      const first = await served();
+      assert.deepEqual(first.ids, [later!.id], 'the rejected value is withheld, the other served');
+      assert.ok(first.rows >= 1);
+      // Nothing changed: the version alone comes back (one row, no tombstone), the same list is
+      // answered, and the value it rejects is still withheld.
+      const again = await served();
+      assert.deepEqual(again.ids, [later!.id]);
+      assert.equal(again.rows, 1, 'only the version row');
+      assert.equal(again.list, first.list, 'the same list: the matchers built from it are kept');
+      // Armed on instance two: withheld at instance one's very next recall.
+      await writer.apply(
+        [
+          {
+            op: 'arm',
+            scope: PROJECT,
+            value: 'lagoon builds SIGN with the cobalt key',
+            reason: 'rotated',
+          },
+        ],
+        HUMAN,
+      );
+      const armed = await served();
+      assert.deepEqual(armed.ids, [], 'both values withheld');
+      assert.notEqual(armed.list, first.list);
+      // Lifted on instance two: served again at the next recall.
+      const t = (await two.tombstones([PROJECT])).find((x) => /amber/.test(x.value_norm));
+      await writer.apply([{ op: 'lift', key: t!.key, scope: PROJECT }], HUMAN);
+      const lifted = await served();
+      assert.deepEqual(lifted.ids, [kept!.id]);
+    } finally {
+      one.pool.query = poolQuery as typeof one.pool.query;
+      one.tombstones = storeTombstones;
+    }
+  });
+
+  it('in a request that knew an older tombstone version, a tombstone this instance arms is seen at once', async () => {
+    const e1 = engineFor(one, PROJECT, wallClock);
+    // Known: version 0, older than any list read since, so the lists read are answered as they are.
+    await one.knowing({ tombstones: '0', knowledge: true }, async () => {
+      const before = await one.tombstones([PROJECT, 'global']);
+      assert.equal(
+        await one.tombstones([PROJECT, 'global']),
+        before,
+        'answered from what was read',
+      );
+      await e1.apply(
+        [{ op: 'arm', scope: PROJECT, value: 'Harbor jobs drain at noon', reason: 'wrong' }],
+        HUMAN,
+      );
+      const after = await one.tombstones([PROJECT, 'global']);
+      assert.equal(after.length, before.length + 1, 'read again after this instance armed one');
+      assert.ok(after.some((t) => t.value_norm === 'harbor jobs drain at noon'));
+    });
   });
 
   it('2×30 concurrent writes keep one chain and lose nothing', async () => {

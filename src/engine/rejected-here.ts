@@ -3,7 +3,7 @@
 // A project reader reads its project and global: a global memory whose value matches one of the
 // project's tombstones is withheld from that project (and only there), and a project memory whose
 // value matches a global tombstone is withheld too. Same-scope matches are fsck's to report.
-import type { Keyed, Tombstone } from '../core/normalize.js';
+import type { Keyed, Tombstone, TombstoneMatcher } from '../core/normalize.js';
 import { GLOBAL_SCOPE } from '../core/scope.js';
 import type { Revision } from '../core/types.js';
 import { readableScopes, type EngineContext } from './context.js';
@@ -35,19 +35,39 @@ export async function purgeKeyed(
   return keyedHash(secret);
 }
 
-/** A check for "matches a tombstone of another scope this binding reads", loaded once per call. */
+/** The matchers built from one tombstone list, kept while a store answers that same list. */
+type Matchers = readonly (readonly [string, TombstoneMatcher])[];
+const built = new WeakMap<readonly Tombstone[], Promise<Matchers>>();
+
+async function matchersOf(ctx: EngineContext, tombstones: readonly Tombstone[]): Promise<Matchers> {
+  // Loaded only when there is something to match: its Unicode-property patterns cost a hook
+  // (a whole process) a few milliseconds to parse at load.
+  const { tombstoneMatcher } = await import('../core/normalize.js');
+  const keyed = await purgeKeyed(ctx, tombstones);
+  return [...new Set(tombstones.map((t) => t.scope))].map(
+    (scope) => [scope, tombstoneMatcher(tombstones, scope, keyed)] as const,
+  );
+}
+
+/**
+ * A check for "matches a tombstone of another scope this binding reads", loaded once per call.
+ * The tombstones are read every time (a forget on another instance holds at the next recall);
+ * the matchers are built once per list a store answers: a store that answers the same list while
+ * none changed (the Postgres store, by the tenant's tombstone version) spares the rebuild.
+ */
 export async function rejectedHere(ctx: EngineContext): Promise<RejectedHere> {
   const scopes = [...readableScopes(ctx.binding), ...(ctx.binding.guards ?? [])];
   if (scopes.length < 2) return NONE;
   const tombstones = await ctx.store.tombstones(scopes);
   if (tombstones.length === 0) return NONE;
-  // Loaded only when there is something to match: its Unicode-property patterns cost a hook
-  // (a whole process) a few milliseconds to parse at load.
-  const { tombstoneMatcher } = await import('../core/normalize.js');
-  const keyed = await purgeKeyed(ctx, tombstones);
-  const matchers = [...new Set(tombstones.map((t) => t.scope))].map(
-    (scope) => [scope, tombstoneMatcher(tombstones, scope, keyed)] as const,
-  );
+  let soon = built.get(tombstones);
+  if (!soon) {
+    soon = matchersOf(ctx, tombstones);
+    built.set(tombstones, soon);
+    // A failed build (the purge secret's read) is not kept: the next call tries again.
+    soon.catch(() => built.delete(tombstones));
+  }
+  const matchers = await soon;
   // The same reading as the write gate: the abstract as a value, the body as a passage.
   return (v) => {
     for (const [scope, match] of matchers) {

@@ -402,8 +402,12 @@ export interface Store {
   /** Current revisions of live lineages in the given scopes (export, injection, maintenance). */
   listCurrent(scopes: string[], opts?: { includeEnded?: boolean }): Promise<RevisionView[]>;
   journal(q: JournalQuery): Promise<JournalEntry[]>;
-  /** Armed (not lifted) tombstones of the given scopes. */
-  tombstones(scopes: string[]): Promise<Tombstone[]>;
+  /**
+   * Armed (not lifted) tombstones of the given scopes. A store may answer the same (frozen) list
+   * again while none changed, so what is built from it can be kept (engine/rejected-here.ts);
+   * callers never change it.
+   */
+  tombstones(scopes: string[]): Promise<readonly Tombstone[]>;
   /**
    * The armed tombstones of `scope` that texts with this probe could run into (core/normalize.ts,
    * "Indexed lookup"): those keyed by one of its keys or indexed under one of its grams, in the

@@ -255,10 +255,14 @@ export async function composeServedStore(o: {
 
 export interface ServedTenants {
   database: Database;
-  resolveToken(
-    token: string,
-  ): Promise<
-    { tenant: string; projects: string[] | '*' } | { refused: string; hint: string } | null
+  resolveToken(token: string): Promise<
+    | {
+        tenant: string;
+        projects: string[] | '*';
+        within: <T>(fn: () => Promise<T>) => Promise<T>;
+      }
+    | { refused: string; hint: string }
+    | null
   >;
   engineFor(r: ServedEngineRequest & { tenant: string | null }): Engine;
   gauges(
@@ -308,7 +312,7 @@ export async function composeServedTenants(o: {
       const grant = await database.resolveToken(token);
       if (!grant || 'refused' in grant) return grant;
       stores.set(grant.tenant, await database.storeFor(grant.tenant));
-      return { tenant: grant.tenant, projects: grant.projects ?? '*' };
+      return { tenant: grant.tenant, projects: grant.projects ?? '*', within: grant.within };
     },
     engineFor: (r) =>
       assemble(

@@ -22,7 +22,12 @@ export class KnowledgeRows implements KnowledgeStore {
   constructor(
     private readonly pool: pg.Pool,
     private readonly tenant: string,
+    /** What the request already read of the tenant (PostgresStore.knowing), if anything. */
+    private readonly known: () => { knowledge: boolean } | undefined = () => undefined,
   ) {}
+
+  /** Whether this instance changed the index (then what a request read before is not trusted). */
+  private changed = false;
 
   async files(scope: string): Promise<KnowledgeFile[]> {
     try {
@@ -43,6 +48,7 @@ export class KnowledgeRows implements KnowledgeStore {
     remove: string[],
   ): Promise<{ added: number; removed: number }> {
     if (put.length === 0 && remove.length === 0) return { added: 0, removed: 0 };
+    this.changed = true;
     const c = await this.pool.connect();
     try {
       await c.query('BEGIN');
@@ -104,6 +110,8 @@ export class KnowledgeRows implements KnowledgeStore {
     const sc = p.add(scope);
     const q = tsQuery(terms, p);
     if (!q) return [];
+    // The request's token check found no chunk of the tenant: there is none to find.
+    if (!this.changed && this.known()?.knowledge === false) return [];
     try {
       const { rows } = await this.pool.query<KnowledgeHit>(
         `SELECT path, ord, line_from, line_to, trail, body AS text, hash, trail_tokens,
@@ -122,6 +130,7 @@ export class KnowledgeRows implements KnowledgeStore {
   }
 
   async clear(scope: string): Promise<number> {
+    this.changed = true;
     try {
       const { rowCount } = await this.pool.query(
         'DELETE FROM knowledge_chunks WHERE tenant_id = $1 AND scope = $2',

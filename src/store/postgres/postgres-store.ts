@@ -61,7 +61,7 @@ import { migrate } from './schema.js';
 import { SessionRows } from './session-rows.js';
 import { KnowledgeRows } from './knowledge-rows.js';
 import { checkTenantName, tenantExists } from './tenants.js';
-import { tombstoneCandidatesMany } from './tombstone-rows.js';
+import { armedTombstonesSince, tombstoneCandidatesMany } from './tombstone-rows.js';
 import { reportOf } from '../journal-guard.js';
 import { UsageBatch, type UsageBatchOptions } from './usage-batch.js';
 
@@ -81,10 +81,22 @@ export interface PostgresStoreOptions {
 /** The most writers one write transaction carries (bounds how long the lock is held). */
 const MAX_GROUP = 32;
 
+/** Scope lists whose tombstones are kept between reads (a binding reads one: project+global). */
+const TOMBSTONE_LISTS_KEPT = 256;
+
 interface Waiter {
   fn: () => Promise<unknown>;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
+}
+
+/**
+ * What a statement of the request read of its tenant: its latest tombstone event's seq, and
+ * whether it had any knowledge chunk.
+ */
+export interface TenantState {
+  tombstones: string;
+  knowledge: boolean;
 }
 
 interface ProbeAsk {
@@ -372,7 +384,8 @@ export class PostgresStore implements Store {
       // rethrown) aborted the transaction: COMMIT then answers ROLLBACK without an error, and
       // nothing fn did may be acknowledged.
       const done = await client.query('COMMIT');
-      if (done.command !== 'COMMIT')
+      if (done.command !== 'COMMIT') {
+        this.tombstonesMoved = false;
         throw new MnemeError(
           'internal',
           'the write transaction was rolled back: a statement inside it failed, so none of its writes was made',
@@ -380,11 +393,15 @@ export class PostgresStore implements Store {
             hint: 'retry the write; if it fails again, the Postgres server log names the failing statement',
           },
         );
+      }
+      // Committed: a list read before this commit is not answered again (see armedTombstones).
+      if (this.tombstonesMoved) this.tombstoneGeneration++;
       return out;
     } catch (e) {
       await client.query('ROLLBACK').catch(() => (broken = true));
       throw fromDb(e);
     } finally {
+      this.tombstonesMoved = false;
       this.forget();
       client.release(broken);
     }
@@ -395,7 +412,10 @@ export class PostgresStore implements Store {
   async commit(req: CommitRequest): Promise<JournalEntry> {
     const client = this.tx.getStore();
     if (!client) throw new MnemeError('internal', 'commit called without the store lock');
-    if (req.tombstone) this.tombstoneCache.clear();
+    if (req.tombstone) {
+      this.tombstoneCache.clear();
+      this.tombstonesMoved = true;
+    }
     if (!needsSavepoint(req, this.held)) {
       // Its refusals write nothing (the transaction stays usable); any other failure aborted
       // the transaction, and COMMIT then reports the failure (inTransaction).
@@ -491,8 +511,8 @@ export class PostgresStore implements Store {
     return reads.journal(this.query, this.tenant, q);
   }
 
-  async tombstones(scopes: string[]): Promise<Tombstone[]> {
-    if (!this.tx.getStore()) return reads.tombstones(this.query, this.tenant, scopes);
+  async tombstones(scopes: string[]): Promise<readonly Tombstone[]> {
+    if (!this.tx.getStore()) return this.armedTombstones(scopes);
     // Inside the write transaction only this transaction's commits arm or lift one.
     const key = JSON.stringify(scopes);
     let got = this.tombstoneCache.get(key);
@@ -501,6 +521,56 @@ export class PostgresStore implements Store {
       this.tombstoneCache.set(key, got);
     }
     return [...got];
+  }
+
+  /**
+   * Outside a write transaction: the tombstones of a scope list as last read, re-read only when
+   * the tenant's tombstone version moved (armedTombstonesSince: one statement either way, so a
+   * forget committed by any instance holds at the next read). In a request whose token check
+   * already read the version (`knowing`), a list read at that version or later is answered with
+   * no statement at all. While nothing moved the same frozen list is answered, which lets the
+   * engine keep what it built from it (rejected-here.ts). A commit of this instance that armed or
+   * lifted one retires every list read before it, whatever version a request knew.
+   */
+  private async armedTombstones(scopes: string[]): Promise<readonly Tombstone[]> {
+    const key = scopes.join('\u0000');
+    const generation = this.tombstoneGeneration;
+    const seen = this.tombstonesSeen.get(key);
+    const valid = seen && seen.generation === generation ? seen : undefined;
+    const known = this.known.getStore()?.tombstones;
+    if (valid && known !== undefined && BigInt(valid.version) >= BigInt(known))
+      return valid.tombstones;
+    const got = await armedTombstonesSince(this.query, this.tenant, scopes, valid?.version ?? null);
+    if (got.tombstones === null && valid) return valid.tombstones;
+    const tombstones = Object.freeze(got.tombstones ?? []);
+    // Kept only when no commit of this instance moved a tombstone while it was read.
+    if (generation !== this.tombstoneGeneration) return tombstones;
+    // Ordered by insertion: the first key is the one read least recently set.
+    this.tombstonesSeen.delete(key);
+    if (this.tombstonesSeen.size >= TOMBSTONE_LISTS_KEPT)
+      this.tombstonesSeen.delete(this.tombstonesSeen.keys().next().value!);
+    this.tombstonesSeen.set(key, { version: got.version, generation, tombstones });
+    return tombstones;
+  }
+
+  /** The scope lists read outside a transaction, with the version they were read at. */
+  private readonly tombstonesSeen = new Map<
+    string,
+    { version: string; generation: number; tombstones: readonly Tombstone[] }
+  >();
+  /** Counts this instance's commits that armed, lifted or dropped a tombstone. */
+  private tombstoneGeneration = 0;
+  /** Whether the open write transaction armed, lifted or dropped one. */
+  private tombstonesMoved = false;
+  /** What the request's token check read of this tenant (database.ts), for the reads it spares. */
+  private readonly known = new AsyncLocalStorage<TenantState>();
+
+  /**
+   * Runs fn (the rest of a request) knowing the tenant's state as a statement of this request
+   * read it: a list read at that tombstone version or later is current for the request.
+   */
+  knowing<T>(state: TenantState, fn: () => Promise<T>): Promise<T> {
+    return this.known.run(state, fn);
   }
 
   /**
@@ -572,7 +642,7 @@ export class PostgresStore implements Store {
 
   /** The tenant's knowledge rows (knowledge_files, knowledge_chunks). */
   async knowledge(): Promise<KnowledgeStore> {
-    this.knowledgeRows ??= new KnowledgeRows(this.pool, this.tenant);
+    this.knowledgeRows ??= new KnowledgeRows(this.pool, this.tenant, () => this.known.getStore());
     return this.knowledgeRows;
   }
 
@@ -667,6 +737,7 @@ export class PostgresStore implements Store {
     const report = await this.withWriteLock(async () => {
       // The purge commits (reading the head itself), rewrites journal rows and drops tombstones.
       this.forget();
+      this.tombstonesMoved = true;
       const c = this.tx.getStore()!;
       await c.query('SAVEPOINT mneme_purge');
       try {

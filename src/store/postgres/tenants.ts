@@ -117,6 +117,13 @@ export interface TokenGrant {
   projects: string[] | null;
 }
 
+/** A grant as the token check read it, with the tenant's tombstone version in the same snapshot. */
+export interface CheckedGrant extends TokenGrant {
+  tombstones: string;
+  /** Whether the tenant has any knowledge chunk (else a recall need not look for any). */
+  knowledge: boolean;
+}
+
 export interface IssuedToken {
   /** The secret, shown once. */
   token: string;
@@ -241,7 +248,7 @@ const LAST_USED_GRAIN = '60 seconds';
 export async function checkToken(
   db: Queryable,
   token: string,
-): Promise<TokenGrant | TokenRefusal | null> {
+): Promise<CheckedGrant | TokenRefusal | null> {
   if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return null;
   const { rows } = await db.query<{
     id: string;
@@ -251,6 +258,8 @@ export async function checkToken(
     expires_at: Date | null;
     disabled_at: Date | null;
     expired: boolean;
+    tombstones: string;
+    knowledge: boolean;
   }>({
     // Prepared once per connection: every request of a server runs it.
     name: 'mneme_check_token',
@@ -259,7 +268,10 @@ export async function checkToken(
        WHERE hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
          AND (last_used_at IS NULL OR last_used_at < now() - interval '${LAST_USED_GRAIN}'))
      SELECT k.id, k.tenant_id, k.projects, k.revoked_at, k.expires_at, n.disabled_at,
-            k.expires_at IS NOT NULL AND k.expires_at <= now() AS expired
+            k.expires_at IS NOT NULL AND k.expires_at <= now() AS expired,
+            (SELECT coalesce(max(e.seq), 0)::text FROM tombstone_events e
+             WHERE e.tenant_id = k.tenant_id) AS tombstones,
+            EXISTS (SELECT FROM knowledge_chunks c WHERE c.tenant_id = k.tenant_id) AS knowledge
      FROM tokens k JOIN tenants n ON n.name = k.tenant_id WHERE k.hash = $1`,
     values: [hashToken(token)],
   });
@@ -281,13 +293,21 @@ export async function checkToken(
       refused: `tenant ${row.tenant_id} was disabled at ${row.disabled_at.toISOString()}`,
       hint: `its tokens are refused until an operator runs \`mneme tenant enable ${row.tenant_id} --db URL\``,
     };
-  return { tenant: row.tenant_id, projects: row.projects };
+  // The tenant's tombstone version (its last event, one index entry) and whether it has any
+  // knowledge ride along: the request's recall then reads its tombstones only if they moved, and
+  // knowledge only where there is some (PostgresStore.knowing).
+  return {
+    tenant: row.tenant_id,
+    projects: row.projects,
+    tombstones: row.tombstones,
+    knowledge: row.knowledge,
+  };
 }
 
 /** The grant behind a bearer token, or null for an unknown, malformed, revoked or expired one. */
 export async function resolveToken(db: Queryable, token: string): Promise<TokenGrant | null> {
   const r = await checkToken(db, token);
-  return r && 'tenant' in r ? r : null;
+  return r && 'tenant' in r ? { tenant: r.tenant, projects: r.projects } : null;
 }
 
 /** Runs fn with a migrated database (administration commands: tenants, tokens). */

@@ -152,3 +152,36 @@ export async function reindexTombstones(client: Run): Promise<void> {
     );
   }
 }
+
+/**
+ * The armed tombstones of `scopes` unless none was armed, lifted or dropped in the tenant since
+ * `known` (a version this returned before), in one statement: the version is the tenant's
+ * latest tombstone event (the primary key's last entry), and the rows are read only when it
+ * moved. Every event is written under the tenant's write lock, so a later commit always carries
+ * a higher seq than any a reader saw, and a purge that drops events arms its own tombstone in the
+ * same transaction: an unchanged version means unchanged tombstones.
+ */
+export async function armedTombstonesSince(
+  query: Query,
+  tenant: string,
+  scopes: readonly string[],
+  known: string | null,
+): Promise<{ version: string; tombstones: Tombstone[] | null }> {
+  const { rows } = await query<{ version: string; event: string | null; doc: string | null }>(
+    `WITH v AS MATERIALIZED (
+       SELECT coalesce(max(seq), 0)::text AS version FROM tombstone_events WHERE tenant_id = $1)
+     SELECT v.version, t.event, t.doc FROM v LEFT JOIN (
+       SELECT DISTINCT ON (scope, key) scope, key, event, doc FROM tombstone_events
+       WHERE tenant_id = $1 AND scope = ANY($2::text[])
+         AND (SELECT version FROM v) IS DISTINCT FROM $3::text
+       ORDER BY scope, key, seq DESC) t ON true
+     ORDER BY t.scope, t.key`,
+    [tenant, scopes, known],
+    'mneme_tombstones_since',
+  );
+  const version = rows[0]!.version;
+  if (version === known) return { version, tombstones: null };
+  const tombstones: Tombstone[] = [];
+  for (const r of rows) if (r.event === 'arm') tombstones.push(JSON.parse(r.doc!) as Tombstone);
+  return { version, tombstones };
+}

@@ -15,6 +15,11 @@ export interface Principal {
   tenant: string | null;
   /** Project scope ids, or '*' for every project in the store. Global is always readable. */
   projects: readonly string[] | '*';
+  /**
+   * Runs the rest of the request with what resolving the token read of the store (a Postgres
+   * tenant's tombstone version: the recall reads tombstones again only if they moved).
+   */
+  within?: <T>(fn: () => Promise<T>) => Promise<T>;
 }
 
 /** Why a known token is refused (revoked, expired, its tenant disabled), said to its holder. */

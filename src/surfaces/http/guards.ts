@@ -53,7 +53,8 @@ export function callerGuard(opts: AppOptions): MiddlewareHandler<HttpEnv> {
       caller = { kind: 'local' };
     }
     c.set('caller', caller);
-    await next();
+    const within = caller.kind === 'token' ? caller.principal.within : undefined;
+    await (within ? within(next) : next());
   };
 }
 

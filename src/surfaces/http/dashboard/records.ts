@@ -94,7 +94,7 @@ export function journalPage(
   return page('Journal', '/journal', body);
 }
 
-export function tombstonesPage(list: Tombstone[]): Html {
+export function tombstonesPage(list: readonly Tombstone[]): Html {
   const body = html`<h1>Tombstones</h1>
     <p class="meta">
       Values that were rejected or forgotten. Every write path refuses them; only a person lifts one

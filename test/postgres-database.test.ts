@@ -22,6 +22,27 @@ describe('Postgres shared database (server wiring)', { skip: skip ?? false }, ()
     await tdb?.drop();
   });
 
+  it('every connection of a pool mneme opens runs with JIT off; a plain connection keeps the server default', async () => {
+    const { openPool } = await import('../src/store/postgres/pool.js');
+    const pg = (await import('pg')).default;
+    const ours = openPool(tdb.url, 2);
+    const plain = new pg.Pool({ connectionString: tdb.url, max: 1 });
+    try {
+      // Two clients held at once: the setting is on each connection, not on one by chance.
+      const [c1, c2] = await Promise.all([ours.connect(), ours.connect()]);
+      for (const c of [c1, c2]) assert.equal((await c.query('SHOW jit')).rows[0].jit, 'off');
+      c1.release();
+      c2.release();
+      const server = (await plain.query("SELECT reset_val FROM pg_settings WHERE name = 'jit'"))
+        .rows[0].reset_val;
+      assert.equal((await plain.query('SHOW jit')).rows[0].jit, server);
+      assert.equal((await db.pool.query('SHOW jit')).rows[0].jit, 'off', 'the server database too');
+    } finally {
+      await ours.end();
+      await plain.end();
+    }
+  });
+
   it('a token opens its own tenant only; an unknown token opens nothing', async () => {
     const tokA = await createToken(db.pool, { tenant: 'acme', projects: null });
     const tokB = await createToken(db.pool, { tenant: 'globex', projects: ['api-00000001'] });

@@ -146,6 +146,41 @@ describe('Postgres: two instances on one tenant', { skip: skip ?? false }, () =>
     });
   });
 
+  it('a tombstone version that went back (a restore) is read again, never answered from a later list', async () => {
+    const writer = engineFor(two, PROJECT, wallClock);
+    const version = async () =>
+      (
+        await one.pool.query<{ v: string }>(
+          `SELECT coalesce(max(seq), 0)::text AS v FROM tombstone_events WHERE tenant_id = 'acme'`,
+        )
+      ).rows[0]!.v;
+    const has = (l: readonly { value_norm: string }[]) =>
+      l.some((t) => t.value_norm === 'dock builds run on the slate runner');
+    await writer.apply(
+      [{ op: 'arm', scope: PROJECT, value: 'Dock builds run on the slate runner', reason: 'no' }],
+      HUMAN,
+    );
+    const armedAt = await version();
+    const t = (await two.tombstones([PROJECT])).find((x) => has([x]));
+    await writer.apply([{ op: 'lift', key: t!.key, scope: PROJECT }], HUMAN);
+    const liftedAt = await version();
+    // Does: at the lifted version the list is read and kept without it.
+    const lifted = await one.knowing({ tombstones: liftedAt, knowledge: false }, () =>
+      one.tombstones([PROJECT, 'global']),
+    );
+    assert.equal(has(lifted), false, 'lifted: not in the list');
+    // A restore from a backup taken before the lift: its event is gone, the version went back.
+    await one.pool.query(`DELETE FROM tombstone_events WHERE tenant_id = 'acme' AND seq = $1`, [
+      liftedAt,
+    ]);
+    assert.equal(await version(), armedAt);
+    // Must not: the list kept at the later version answered for the earlier one.
+    const restored = await one.knowing({ tombstones: armedAt, knowledge: false }, () =>
+      one.tombstones([PROJECT, 'global']),
+    );
+    assert.equal(has(restored), true, 'armed again after the restore: read again');
+  });
+
   it('2×30 concurrent writes keep one chain and lose nothing', async () => {
     const before = (await one.verifyJournal()).entries;
     const e1 = engineFor(one, PROJECT, wallClock);

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { MnemeError } from '../../core/errors.js';
 import { connectionError, redactUrl } from './errors.js';
 import { PostgresStore } from './postgres-store.js';
+import { openPool } from './pool.js';
 import { migrate } from './schema.js';
 import { checkToken, tenantExists, type TokenGrant, type TokenRefusal } from './tenants.js';
 
@@ -33,8 +34,7 @@ export async function openDatabase(
   url: string,
   opts: { poolSize?: number; lockTimeoutMs?: number; log?: (line: string) => void } = {},
 ): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 20 });
-  pool.on('error', () => {});
+  const pool = openPool(url, opts.poolSize ?? 20);
   try {
     await migrate(pool);
   } catch (e) {

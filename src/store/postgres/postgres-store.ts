@@ -57,6 +57,7 @@ import { integrityFindings } from './integrity-rows.js';
 import { rederiveLineages } from './lineage-rows.js';
 import { purgeIn, purgeSecretRow, scanRows, vacuumAfterPurge, vacuumDue } from './purge-rows.js';
 import * as reads from './reads.js';
+import { openPool } from './pool.js';
 import { migrate } from './schema.js';
 import { SessionRows } from './session-rows.js';
 import { KnowledgeRows } from './knowledge-rows.js';
@@ -176,9 +177,7 @@ export class PostgresStore implements Store {
 
   /** Connects, applies pending migrations and checks the tenant exists. */
   static async open(url: string, opts: PostgresStoreOptions): Promise<PostgresStore> {
-    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
-    // An idle connection dropped by the server must not crash the process.
-    pool.on('error', () => {});
+    const pool = openPool(url, opts.poolSize ?? 10);
     try {
       checkTenantName(opts.tenant);
       await migrate(pool);
@@ -527,7 +526,7 @@ export class PostgresStore implements Store {
    * Outside a write transaction: the tombstones of a scope list as last read, re-read only when
    * the tenant's tombstone version moved (armedTombstonesSince: one statement either way, so a
    * forget committed by any instance holds at the next read). In a request whose token check
-   * already read the version (`knowing`), a list read at that version or later is answered with
+   * already read the version (`knowing`), a list read at exactly that version is answered with
    * no statement at all. While nothing moved the same frozen list is answered, which lets the
    * engine keep what it built from it (rejected-here.ts). A commit of this instance that armed or
    * lifted one retires every list read before it, whatever version a request knew.
@@ -538,8 +537,9 @@ export class PostgresStore implements Store {
     const seen = this.tombstonesSeen.get(key);
     const valid = seen && seen.generation === generation ? seen : undefined;
     const known = this.known.getStore()?.tombstones;
-    if (valid && known !== undefined && BigInt(valid.version) >= BigInt(known))
-      return valid.tombstones;
+    // Exactly the version the request read: a version that went back (a restore from a backup)
+    // is read again, never answered from a list kept at a later one.
+    if (valid && known !== undefined && valid.version === known) return valid.tombstones;
     const got = await armedTombstonesSince(this.query, this.tenant, scopes, valid?.version ?? null);
     if (got.tombstones === null && valid) return valid.tombstones;
     const tombstones = Object.freeze(got.tombstones ?? []);
@@ -567,7 +567,7 @@ export class PostgresStore implements Store {
 
   /**
    * Runs fn (the rest of a request) knowing the tenant's state as a statement of this request
-   * read it: a list read at that tombstone version or later is current for the request.
+   * read it: a list read at exactly that tombstone version is current for the request.
    */
   knowing<T>(state: TenantState, fn: () => Promise<T>): Promise<T> {
     return this.known.run(state, fn);

@@ -10,6 +10,7 @@ import { sha256 } from '../../core/hash.js';
 import { connectionError, redactUrl } from './errors.js';
 import type { VerifyReport } from '../port.js';
 import { OPERATOR, verifyOperatorJournal, withOperatorEntry } from './operator-journal.js';
+import { openPool } from './pool.js';
 import { migrate } from './schema.js';
 
 export const TENANT_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -319,8 +320,7 @@ export async function withGovernance<T>(
 }
 
 export async function withDatabase<T>(url: string, fn: (db: pg.Pool) => Promise<T>): Promise<T> {
-  const pool = new pg.Pool({ connectionString: url, max: 2 });
-  pool.on('error', () => {});
+  const pool = openPool(url, 2);
   try {
     try {
       await migrate(pool);

@@ -32,7 +32,7 @@ const g = generateWorkload(size);
 const wl = JSON.parse(fs.readFileSync(g.file, 'utf8'));
 fs.rmSync(g.dir, { recursive: true, force: true });
 const statements = {};
-/** With MNEME_PROBE_EXPLAIN=1: every search statement run, replayed under EXPLAIN after. */
+/** With PG_PROBE_EXPLAIN=1: every search statement run, replayed under EXPLAIN after. */
 const calls = [];
 let recording = false;
 const raw = pool.query.bind(pool);
@@ -47,10 +47,10 @@ pool.query = async (a, b) => {
   const took = performance.now() - t0;
   s.runs++;
   s.ms += took;
-  if (process.env.MNEME_PROBE_EXPLAIN && name.startsWith('mneme_search') && recording)
+  if (process.env.PG_PROBE_EXPLAIN && name.startsWith('mneme_search') && recording)
     calls.push({ name, text: typeof a === 'string' ? a : a.text, values: b ?? a.values });
-  // The slowest run's parameters (for EXPLAIN), with MNEME_PROBE_SLOWEST=1.
-  if (process.env.MNEME_PROBE_SLOWEST && took > (s.slowest?.ms ?? 0))
+  // The slowest run's parameters (for EXPLAIN), with PG_PROBE_SLOWEST=1.
+  if (process.env.PG_PROBE_SLOWEST && took > (s.slowest?.ms ?? 0))
     s.slowest = { ms: took, text: typeof a === 'string' ? a : a.text, values: b ?? a.values };
   s.rows += r.rows?.length ?? 0;
   return r;
@@ -95,8 +95,8 @@ for (const c of calls) {
   e.shared_hit += plan.Plan['Shared Hit Blocks'];
   e.shared_read += plan.Plan['Shared Read Blocks'];
 }
-if (process.env.MNEME_PROBE_CALLS)
-  fs.writeFileSync(process.env.MNEME_PROBE_CALLS, JSON.stringify(calls));
+if (process.env.PG_PROBE_CALLS)
+  fs.writeFileSync(process.env.PG_PROBE_CALLS, JSON.stringify(calls));
 await pool.end();
 const sorted = [...ms].sort((a, b) => a - b);
 const r2 = (x) => Math.round(x * 100) / 100;

@@ -1,5 +1,5 @@
 // A/B of the Postgres search statements (store/postgres/search-rows.ts) of two builds on one
-// database: the calls a recall probe captured (`MNEME_PROBE_EXPLAIN=1 MNEME_PROBE_CALLS=FILE
+// database: the calls a recall probe captured (`PG_PROBE_EXPLAIN=1 PG_PROBE_CALLS=FILE
 // node scripts/pg-recall-probe.mjs URL`) replayed under EXPLAIN (ANALYZE, BUFFERS) with each
 // build's statement text for the same parameters, A and B interleaved call by call, REPS times;
 // per statement the sum over calls of each call's fastest execution time, and buffers. The

@@ -95,8 +95,7 @@ for (const c of calls) {
   e.shared_hit += plan.Plan['Shared Hit Blocks'];
   e.shared_read += plan.Plan['Shared Read Blocks'];
 }
-if (process.env.PG_PROBE_CALLS)
-  fs.writeFileSync(process.env.PG_PROBE_CALLS, JSON.stringify(calls));
+if (process.env.PG_PROBE_CALLS) fs.writeFileSync(process.env.PG_PROBE_CALLS, JSON.stringify(calls));
 await pool.end();
 const sorted = [...ms].sort((a, b) => a - b);
 const r2 = (x) => Math.round(x * 100) / 100;

@@ -167,14 +167,29 @@ test('values that share grams: only those whose every gram the text holds are re
   }
 });
 
+/** A throwaway Postgres store, one raw connection to its database, and an engine on PROJECT_A. */
+async function onPgStore(
+  fn: (x: {
+    f: Awaited<ReturnType<typeof throwawayStore>>;
+    pool: pg.Pool;
+    e: ReturnType<typeof engineFor>;
+  }) => Promise<void>,
+): Promise<void> {
+  const f = await throwawayStore();
+  const pool = new pg.Pool({ connectionString: f.db.url, max: 1 });
+  try {
+    await fn({ f, pool, e: engineFor(f.store, PROJECT_A, testClock('2026-03-01T10:00:00.000Z')) });
+  } finally {
+    await pool.end();
+    await f.cleanup();
+  }
+}
+
 test(
   'Postgres: tombstones armed before the lookup index existed are indexed by its migration step',
   { skip: skip ?? false },
   async () => {
-    const f = await throwawayStore();
-    const pool = new pg.Pool({ connectionString: f.db.url, max: 1 });
-    try {
-      const e = engineFor(f.store, PROJECT_A, testClock('2026-03-01T10:00:00.000Z'));
+    await onPgStore(async ({ f, pool, e }) => {
       const v = 'the staging database password rotates every 90 days';
       await e.apply([{ op: 'arm', value: v, scope: PROJECT_A }], HUMAN);
       // By gram only (its exact key would find it without the index).
@@ -223,10 +238,7 @@ test(
       const other = 'the staging database password rotates every 30 days';
       const [ok] = await e.apply([{ op: 'remember', type: 'fact', abstract: other }], AGENT);
       assert.ok(ok!.id);
-    } finally {
-      await pool.end();
-      await f.cleanup();
-    }
+    });
   },
 );
 
@@ -234,10 +246,7 @@ test(
   'Postgres: a lookup reads the index rows under the write’s grams, not every tombstone of the scope, with or without table statistics',
   { skip: skip ?? false },
   async () => {
-    const f = await throwawayStore();
-    const pool = new pg.Pool({ connectionString: f.db.url, max: 1 });
-    try {
-      const e = engineFor(f.store, PROJECT_A, testClock('2026-03-01T10:00:00.000Z'));
+    await onPgStore(async ({ f, pool, e }) => {
       // 600 values sharing words (as in the test above), armed before any ANALYZE: a planner
       // that knows nothing of the table must not turn the lookup into a scan of them.
       const C = 'bcdfghjkmnpqrtvwxz';
@@ -320,10 +329,7 @@ test(
       await check('before ANALYZE');
       await pool.query('ANALYZE tombstone_grams');
       await check('after ANALYZE');
-    } finally {
-      await pool.end();
-      await f.cleanup();
-    }
+    });
   },
 );
 
@@ -331,10 +337,7 @@ test(
   'Postgres: a long body’s lookup is planned by what it reads, not compiled by JIT for its length',
   { skip: skip ?? false },
   async () => {
-    const f = await throwawayStore();
-    const pool = new pg.Pool({ connectionString: f.db.url, max: 1 });
-    try {
-      const e = engineFor(f.store, PROJECT_A, testClock('2026-03-01T10:00:00.000Z'));
+    await onPgStore(async ({ pool, e }) => {
       const v = 'the staging database password rotates every 90 days';
       await e.apply([{ op: 'arm', value: v, scope: PROJECT_A }], HUMAN);
       // 2 000 words of distinct syllables (about 15 000 grams), the rejected value among them.
@@ -373,9 +376,6 @@ test(
         "SELECT current_setting('jit_above_cost') AS c",
       );
       assert.ok(cost < Number(jit[0]!.c), `estimated cost ${cost}, jit_above_cost ${jit[0]!.c}`);
-    } finally {
-      await pool.end();
-      await f.cleanup();
-    }
+    });
   },
 );

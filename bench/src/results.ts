@@ -8,7 +8,7 @@ import path from 'node:path';
 import { PROMPT_RECALL } from '../../src/engine/inject.js';
 import { gitCommit, machine } from './harness.js';
 import { INJECT_COLUMNS } from './inject-columns.js';
-import { DEFAULT_MIX as DEFAULT_SERVE_MIX } from './serve-mix.js';
+import { DEFAULT_MIX as DEFAULT_SERVE_MIX, sameMix } from './serve-mix.js';
 
 export interface RunEnvelope {
   benchmark: string;
@@ -392,7 +392,7 @@ function serveSection(runs: RunEnvelope[], embeddedHit: (n: string) => number | 
     c.clients === 16 &&
     c.duration_s === 20 &&
     (c.loop ?? 'closed') === 'closed' &&
-    JSON.stringify(c.mix) === JSON.stringify(DEFAULT_SERVE_MIX);
+    sameMix(c.mix as Record<string, number>, DEFAULT_SERVE_MIX);
   const rs = runs
     .filter(
       (r) =>

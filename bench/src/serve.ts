@@ -57,12 +57,12 @@ const r2 = (n: number) => Math.round(n * 100) / 100;
 
 /** `recall=0.8,remember=0.2`: the named shares (the rest 0), scaled to sum to 1. */
 export function parseMix(text: string): Mix {
-  const mix: Mix = { recall: 0, remember: 0, supersede: 0, forget: 0 };
+  const mix: Mix = { recall: 0, remember: 0, supersede: 0, forget: 0, health: 0 };
   for (const part of text.split(',')) {
-    const m = /^\s*(recall|remember|supersede|forget)\s*=\s*(\d+(?:\.\d+)?)\s*$/.exec(part);
+    const m = /^\s*(recall|remember|supersede|forget|health)\s*=\s*(\d+(?:\.\d+)?)\s*$/.exec(part);
     if (!m)
       throw new MnemeError('invalid', `--mix: "${part}" is not op=share`, {
-        hint: 'name ops of recall, remember, supersede, forget: --mix recall=0.8,remember=0.2',
+        hint: 'name ops of recall, remember, supersede, forget, health: --mix recall=0.8,remember=0.2',
       });
     mix[m[1] as OpName] = Number(m[2]);
   }
@@ -212,7 +212,13 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
     );
     children.push(...instances.map((x) => x.child));
 
-    const lat: Record<OpName, number[]> = { recall: [], remember: [], supersede: [], forget: [] };
+    const lat: Record<OpName, number[]> = {
+      recall: [],
+      remember: [],
+      supersede: [],
+      forget: [],
+      health: [],
+    };
     const errors: string[] = [];
     const acks: { tenant: string; id: string; rev: number }[] = [];
     const seen = new Map<string, Set<string>>(tenants.map((t) => [t, new Set()]));
@@ -240,20 +246,30 @@ export async function runServe(cfg: ServeConfig, stderr: (s: string) => void) {
     const pickOp = (cl: Client): OpName => {
       const x = cl.rand();
       const picked: OpName =
-        x < mix.recall
-          ? 'recall'
-          : x < mix.recall + mix.remember
-            ? 'remember'
-            : x < mix.recall + mix.remember + mix.supersede
-              ? 'supersede'
-              : 'forget';
+        x < mix.health
+          ? 'health'
+          : x < mix.health + mix.recall
+            ? 'recall'
+            : x < mix.health + mix.recall + mix.remember
+              ? 'remember'
+              : x < mix.health + mix.recall + mix.remember + mix.supersede
+                ? 'supersede'
+                : 'forget';
       // Nothing of this client's to revise (or all of it in flight): it remembers instead.
-      return picked !== 'recall' && !cl.mine.some((m) => !m.busy) ? 'remember' : picked;
+      const revises = picked === 'supersede' || picked === 'forget';
+      return revises && !cl.mine.some((m) => !m.busy) ? 'remember' : picked;
     };
     /** One request; its latency counted from `t0` (the scheduled start in the open loop). */
     const runOp = async (cl: Client, op: OpName, t0: number): Promise<void> => {
       const { tenant, base, headers } = cl;
       try {
+        if (op === 'health') {
+          const r = await fetch(`${base}/api/health`);
+          const b = (await r.json()) as { ok?: boolean };
+          if (r.status !== 200 || b.ok !== true) throw new Error(`health ${r.status}`);
+          lat.health.push(performance.now() - t0);
+          return;
+        }
         if (op === 'recall') {
           const query = w.queries[cl.q++ % w.queries.length]!;
           const r = await fetch(

@@ -432,6 +432,80 @@ function serveSection(runs: RunEnvelope[], embeddedHit: (n: string) => number | 
     "EXPLAIN (ANALYZE, BUFFERS) of the search's corpus and candidate statements on it.",
     '',
   ];
+  // Single-purpose runs beside the default one, named by their label: `writes-<size>` (no recall,
+  // no health probe: what the instances write when writes are all they do) and `floor-<size>`
+  // (`--mix health=1`: the clients, HTTP and servers alone, under every op's latency).
+  const alone = (prefix: string, keep: (mix: Record<string, number>) => boolean) =>
+    runs
+      .filter((r) => {
+        if (r.benchmark !== 'serve' || !r.label.startsWith(prefix)) return false;
+        const c = r.config as Record<string, unknown>;
+        const mix = c.mix as Record<string, number>;
+        return (
+          c.instances === 2 &&
+          c.tenants === 4 &&
+          c.clients === 16 &&
+          (c.loop ?? 'closed') === 'closed' &&
+          keep(mix)
+        );
+      })
+      .sort((a, b) => (a.date < b.date ? -1 : 1));
+  const newestPerSize = (rs: RunEnvelope[]) => [
+    ...new Map(rs.map((r) => [r.n, r] as const)).values(),
+  ];
+  const writesOnly = newestPerSize(
+    alone('writes-', (mix) => (mix.recall ?? 0) === 0 && (mix.health ?? 0) === 0),
+  );
+  const floor = newestPerSize(alone('floor-', (mix) => (mix.health ?? 0) === 1));
+  const aloneRows = [...floor, ...writesOnly]
+    .sort((a, b) => a.n - b.n)
+    .flatMap((r) =>
+      Object.entries(r.ops as ServeOps)
+        .filter(([, v]) => v.count > 0)
+        .map(([op, v], i) => [
+          r.label,
+          r.n,
+          op,
+          v.count,
+          v.per_s,
+          v.p50_ms,
+          v.p95_ms,
+          v.p99_ms,
+          r.metrics.errors,
+          (r.loadavg as { before?: number[] } | undefined)?.before?.[0] ?? null,
+          i === 0 ? `${r.date.slice(0, 16)}, ${short(r.git_commit)}` : '',
+          i === 0 ? `\`${r.command}\`` : '',
+        ]),
+    );
+  if (aloneRows.length > 0)
+    out.push(
+      '### One kind of operation alone',
+      '',
+      'Runs beside the default mix, with the same instances, tenants and closed-loop clients:',
+      '`writes-` runs write only (no recall), so their rate is what the instances can write;',
+      '`floor-` runs send only `GET /api/health` (no token, one `SELECT 1`), so their latency is',
+      "what the clients, HTTP and the servers cost on their own on this machine: no operation's p50",
+      'under the same clients can be lower.',
+      '',
+      table(
+        [
+          'label',
+          'memories per tenant',
+          'op',
+          'count',
+          'per second',
+          'p50 ms',
+          'p95 ms',
+          'p99 ms',
+          'errors',
+          'load average',
+          'run',
+          'command',
+        ],
+        aloneRows,
+      ),
+      '',
+    );
   const targets: unknown[][] = [];
   for (const n of sizes) {
     const at = rs.filter((r) => r.n === n);
@@ -480,6 +554,14 @@ function serveSection(runs: RunEnvelope[], embeddedHit: (n: string) => number | 
       m.writes_per_s ?? null,
       (m.writes_per_s ?? 0) >= 500,
     );
+    const w = writesOnly.find((r) => r.n === n);
+    if (w)
+      row(
+        `writes/s across instances (writes only, \`${w.label}\`)`,
+        '≥ 500',
+        w.metrics.writes_per_s ?? null,
+        (w.metrics.writes_per_s ?? 0) >= 500,
+      );
     row(
       'errors + lost writes',
       '= 0',

@@ -3,7 +3,9 @@
 // every commit then writes in ONE statement: the revision row with its lineage header
 // (memories) and its predecessors' derived columns, the journal row, the head row moved to it,
 // and the tombstone event and proposal row the entry carries. The freshness and weights an
-// entry derives follow in their own statements, only for the entries that change them.
+// entry derives follow in their own statements, only for the entries that change them. In a
+// write group run bare, plain first revisions are deferred instead (deferCommit) and the rows
+// of all of them written by one statement (flushDeferred).
 import type pg from 'pg';
 import { MnemeError } from '../../core/errors.js';
 import {

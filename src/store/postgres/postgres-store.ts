@@ -299,7 +299,9 @@ export class PostgresStore implements Store {
    * fails, nothing of the group is kept (what the failing writer wrote before it failed cannot
    * be told apart), the transaction rolls back and the same writers run again in the next one,
    * each inside its own savepoint, so the failing one is rolled back alone. None of them was
-   * answered yet, so running one again answers it once. Every writer is answered only once
+   * answered yet, so running one again answers it once. In the bare run a plain first
+   * revision's rows are deferred and the group's written by one statement (flushPending): a
+   * flush that fails fails the group in the same way. Every writer is answered only once
    * COMMIT returned: a commit that fails fails them all, and none was written.
    */
   private async runGroup(): Promise<void> {

@@ -3,7 +3,9 @@
 // every commit then writes in ONE statement: the revision row with its lineage header
 // (memories) and its predecessors' derived columns, the journal row, the head row moved to it,
 // and the tombstone event and proposal row the entry carries. The freshness and weights an
-// entry derives follow in their own statements, only for the entries that change them.
+// entry derives follow in their own statements, only for the entries that change them. In a
+// write group run bare, plain first revisions are deferred instead (deferCommit) and the rows
+// of all of them written by one statement (flushDeferred).
 import type pg from 'pg';
 import { MnemeError } from '../../core/errors.js';
 import {
@@ -20,6 +22,7 @@ import type { Revision } from '../../core/types.js';
 import type { CommitRequest } from '../port.js';
 import { chainRefused } from '../journal-guard.js';
 import { parsePassphrase, tailProblem, type TailRow } from './journal-rows.js';
+import { freshnessFrom, weightPasses } from '../derived.js';
 import { applyDerived } from './derived-rows.js';
 import { pgError } from './errors.js';
 import { lineageRevisions } from './lineage-rows.js';
@@ -264,4 +267,184 @@ export function needsSavepoint(req: CommitRequest, held: HeldHead | null): boole
   const text = JSON.stringify(r);
   // Postgres text holds no NUL; a tsvector at most 1 MB.
   return text.length > 200_000 || text.includes('\\u0000');
+}
+
+/**
+ * A plain first revision (needsSavepoint false) committed in memory only: its journal entry is
+ * chained onto the held head now and its rows wait for flushDeferred, which writes the rows of
+ * every commit deferred so far in ONE statement. The caller defers only in a group that runs
+ * again guarded when the flush fails (postgres-store.ts), and flushes before any statement that
+ * could read what a deferred commit writes.
+ */
+export interface DeferredCommit {
+  entry: JournalEntry;
+  revision: Revision;
+  /** The revision row's values (ROW_COLUMNS order), as commitIn writes them. */
+  row: unknown[];
+}
+
+export function deferCommit(
+  req: CommitRequest,
+  held: HeldHead,
+): { deferred: DeferredCommit; held: HeldHead } | null {
+  const r = req.revision!;
+  const entry = commitEntry(held.head, req);
+  // An entry that derives freshness or weights is committed as it comes (commitIn).
+  if (freshnessFrom(entry).length > 0 || weightPasses([entry]).size > 0) return null;
+  const passphrase = passphraseSetBy(entry) ?? held.passphrase;
+  const views = deriveLineage([r]);
+  return {
+    deferred: { entry, revision: r, row: rowValues(views[views.length - 1]!, docOf(r)) },
+    held: { head: { seq: entry.seq, hash: entry.hash }, passphrase },
+  };
+}
+
+/** Why a flush wrote less than it was given: the group runs again, each writer on its own. */
+export class FlushRefused extends Error {
+  constructor(
+    readonly written: number,
+    readonly given: number,
+  ) {
+    super(`${given - written} of ${given} deferred commits were refused by the database`);
+  }
+}
+
+/**
+ * Writes the deferred commits' rows set-based, one INSERT per table from arrays: memories
+ * (a taken id, live slug or idempotency key inserts nothing: ON CONFLICT DO NOTHING / NOT
+ * EXISTS), the revision rows of the memories rows inserted (the postings and term triggers run
+ * once for all of them), the journal rows, and the head row moved to the last entry. Throws
+ * FlushRefused when any memories row was not inserted (the caller rolls the transaction back).
+ */
+export async function flushDeferred(
+  c: Pick<pg.PoolClient, 'query'>,
+  t: string,
+  list: readonly DeferredCommit[],
+  held: HeldHead,
+): Promise<void> {
+  if (list.length === 0) return;
+  const p = new Params();
+  const tenant = p.add(t);
+  const arr = (values: unknown[], type: string) => `${p.add(values)}::${type}[]`;
+  const es = list.map((d) => d.entry);
+  const rs = list.map((d) => d.revision);
+  const x = [
+    [
+      'id',
+      arr(
+        rs.map((r) => r.id),
+        'text',
+      ),
+    ],
+    [
+      'm_scope',
+      arr(
+        rs.map((r) => r.scope),
+        'text',
+      ),
+    ],
+    [
+      'm_type',
+      arr(
+        rs.map((r) => r.type),
+        'text',
+      ),
+    ],
+    [
+      'm_slug',
+      arr(
+        rs.map((r) => r.slug),
+        'text',
+      ),
+    ],
+    [
+      'm_status',
+      arr(
+        rs.map((r) => r.status),
+        'text',
+      ),
+    ],
+    [
+      'seq',
+      arr(
+        es.map((e) => e.seq),
+        'bigint',
+      ),
+    ],
+    [
+      'at',
+      arr(
+        es.map((e) => e.at),
+        'text',
+      ),
+    ],
+    [
+      'op',
+      arr(
+        es.map((e) => e.op),
+        'text',
+      ),
+    ],
+    [
+      'actor_kind',
+      arr(
+        es.map((e) => e.actor.kind),
+        'text',
+      ),
+    ],
+    [
+      'target_id',
+      arr(
+        es.map((e) => e.target?.id ?? null),
+        'text',
+      ),
+    ],
+    [
+      'idem',
+      arr(
+        es.map((e) => e.idem),
+        'text',
+      ),
+    ],
+    [
+      'entry',
+      arr(
+        es.map((e) => JSON.stringify(e)),
+        'text',
+      ),
+    ],
+    ...ROW_COLUMNS.map((k, i) => [
+      `v_${k}`,
+      arr(
+        list.map((d) => d.row[i]),
+        ROW_TYPES[k],
+      ),
+    ]),
+  ] as const;
+  const passphrase = held.passphrase
+    ? JSON.stringify({ salt: held.passphrase.salt, hash: held.passphrase.hash })
+    : null;
+  const { rows } = await c.query<{ m: string }>(
+    `WITH x AS (SELECT * FROM unnest(${x.map(([, v]) => v).join(', ')})
+                AS x(${x.map(([k]) => k).join(', ')})),
+     m AS (INSERT INTO memories(tenant_id, id, scope, type, slug, current_rev, status)
+       SELECT ${tenant}, x.id, x.m_scope, x.m_type, x.m_slug, 1, x.m_status FROM x
+       WHERE x.idem IS NULL
+          OR NOT EXISTS (SELECT 1 FROM journal WHERE tenant_id = ${tenant} AND idem = x.idem)
+       ON CONFLICT DO NOTHING RETURNING id),
+     r AS (INSERT INTO revisions(tenant_id, id, rev, ${ROW_COLUMNS.join(', ')})
+       SELECT ${tenant}, x.id, 1, ${ROW_COLUMNS.map((k) => `x.v_${k}`).join(', ')}
+       FROM x JOIN m ON m.id = x.id),
+     j AS (INSERT INTO journal(tenant_id, seq, at, op, actor_kind, target_id, idem, entry)
+       SELECT ${tenant}, x.seq, x.at, x.op, x.actor_kind, x.target_id, x.idem, x.entry FROM x),
+     h AS (INSERT INTO journal_head(tenant_id, seq, hash, passphrase, broken)
+       VALUES (${tenant}, ${p.add(held.head.seq)}, ${p.add(held.head.hash)}, ${p.add(passphrase)}, NULL)
+       ON CONFLICT (tenant_id) DO UPDATE
+         SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, passphrase = EXCLUDED.passphrase,
+             broken = NULL)
+     SELECT count(*) AS m FROM m`,
+    p.values,
+  );
+  const written = Number(rows[0]!.m);
+  if (written !== list.length) throw new FlushRefused(written, list.length);
 }

@@ -42,7 +42,15 @@ import type {
   VerifyReport,
 } from '../port.js';
 import { ArtifactRows } from './artifact-rows.js';
-import { beginHoldingHead, commitIn, needsSavepoint, type HeldHead } from './commit-rows.js';
+import {
+  beginHoldingHead,
+  commitIn,
+  deferCommit,
+  flushDeferred,
+  needsSavepoint,
+  type DeferredCommit,
+  type HeldHead,
+} from './commit-rows.js';
 import { connectionError, fromDb, pgError, redactUrl } from './errors.js';
 import {
   anchorOf,
@@ -141,6 +149,22 @@ export class PostgresStore implements Store {
    * Dropped at the transaction's end, and by every write that is not a plain commit.
    */
   private held: HeldHead | null = null;
+  /**
+   * The open write transaction's connection itself: the connection in `tx` is a view of it that
+   * first writes the deferred commits (flushPending) before any statement it sends.
+   */
+  private raw: pg.PoolClient | null = null;
+  /**
+   * Whether plain commits are deferred: only while a group runs bare (runGroup), which runs
+   * again guarded when a flush fails, so a deferred commit's refusal is never lost.
+   */
+  private deferring = false;
+  /** Plain commits made in memory only, written together by the next flush (commit-rows.ts). */
+  private pending: DeferredCommit[] = [];
+  /** The head after the last deferred commit (what the flush moves the head row to). */
+  private pendingHead: HeldHead | null = null;
+  /** A flush that failed in this transaction: the group runs again guarded (runGroup). */
+  private flushFailed: unknown = null;
   private readonly tombstoneCache = new Map<string, Tombstone[]>();
   private queue: Promise<unknown> = Promise.resolve();
   private readonly lockTimeoutMs: number;
@@ -275,7 +299,9 @@ export class PostgresStore implements Store {
    * fails, nothing of the group is kept (what the failing writer wrote before it failed cannot
    * be told apart), the transaction rolls back and the same writers run again in the next one,
    * each inside its own savepoint, so the failing one is rolled back alone. None of them was
-   * answered yet, so running one again answers it once. Every writer is answered only once
+   * answered yet, so running one again answers it once. In the bare run a plain first
+   * revision's rows are deferred and the group's written by one statement (flushPending): a
+   * flush that fails fails the group in the same way. Every writer is answered only once
    * COMMIT returned: a commit that fails fails them all, and none was written.
    */
   private async runGroup(): Promise<void> {
@@ -290,12 +316,24 @@ export class PostgresStore implements Store {
           return;
         }
         if (!guarded) {
-          for (const w of group) {
-            try {
-              outcomes.push({ ok: true, value: await w.fn() });
-            } catch (error) {
-              throw new RunAgain(error);
+          // Plain commits are deferred and written together: one statement for the group's
+          // rows instead of one per writer. A flush that fails (a row the database refused, a
+          // failing statement) is the group failing: it runs again, guarded and not deferred.
+          this.deferring = true;
+          try {
+            for (const w of group) {
+              try {
+                outcomes.push({ ok: true, value: await w.fn() });
+              } catch (error) {
+                throw new RunAgain(error);
+              }
+              if (this.flushFailed) throw new RunAgain(this.flushFailed);
             }
+            await this.flushPending().catch((error: unknown) => {
+              throw new RunAgain(error);
+            });
+          } finally {
+            this.deferring = false;
           }
           return;
         }
@@ -378,7 +416,10 @@ export class PostgresStore implements Store {
       } catch (e) {
         throw pgError(e);
       }
-      const out = await this.tx.run(client, fn);
+      this.raw = client;
+      const out = await this.tx.run(this.flushingView(client), fn);
+      // Whatever is still deferred is written before COMMIT (a failure throws: rolled back).
+      await this.flushPending();
       // A statement that failed inside fn without a savepoint (its error caught and not
       // rethrown) aborted the transaction: COMMIT then answers ROLLBACK without an error, and
       // nothing fn did may be acknowledged.
@@ -402,6 +443,10 @@ export class PostgresStore implements Store {
     } finally {
       this.tombstonesMoved = false;
       this.forget();
+      this.raw = null;
+      this.pending = [];
+      this.pendingHead = null;
+      this.flushFailed = null;
       client.release(broken);
     }
   }
@@ -414,6 +459,16 @@ export class PostgresStore implements Store {
     if (req.tombstone) {
       this.tombstoneCache.clear();
       this.tombstonesMoved = true;
+    }
+    const deferred =
+      this.deferring && this.held && !needsSavepoint(req, this.held)
+        ? deferCommit(req, this.held)
+        : null;
+    if (deferred) {
+      // Written by the next flush: before any statement of the transaction, or at its end.
+      this.pending.push(deferred.deferred);
+      this.held = this.pendingHead = deferred.held;
+      return deferred.deferred.entry;
     }
     if (!needsSavepoint(req, this.held)) {
       // Its refusals write nothing (the transaction stays usable); any other failure aborted
@@ -437,6 +492,56 @@ export class PostgresStore implements Store {
       await client.query('ROLLBACK TO SAVEPOINT mneme_commit');
       throw fromDb(e);
     }
+  }
+
+  /**
+   * The transaction's connection as the write path sees it: every statement sent through it
+   * first writes the deferred commits, so it sees them as if each had been written at once.
+   * (Only query is wrapped; everything else is the connection's own.)
+   */
+  private flushingView(client: pg.PoolClient): pg.PoolClient {
+    const view = Object.create(client) as pg.PoolClient;
+    const query = (...a: unknown[]) => {
+      const send = () => (client.query as (...x: unknown[]) => unknown).apply(client, a);
+      return this.pending.length === 0 ? send() : this.flushPending().then(send);
+    };
+    view.query = query as pg.PoolClient['query'];
+    return view;
+  }
+
+  /** Writes the deferred commits (one statement); a failure is kept for runGroup and thrown. */
+  private async flushPending(): Promise<void> {
+    if (this.flushFailed) throw this.flushFailed;
+    if (this.pending.length === 0) return;
+    const list = this.pending;
+    this.pending = [];
+    try {
+      await flushDeferred(this.raw!, this.tenant, list, this.pendingHead!);
+    } catch (e) {
+      this.flushFailed = e;
+      throw e;
+    }
+  }
+
+  /**
+   * The connection for a read that no deferred commit can change (its rows are a plain first
+   * revision's memories, revisions and journal rows): the transaction's own, unflushed.
+   */
+  private unflushed(affected: boolean): Queryable {
+    const inTx = this.tx.getStore();
+    if (!inTx) return this.pool;
+    return affected ? inTx : this.raw!;
+  }
+
+  private rawQuery(affected: boolean): reads.Query {
+    return async (text, values = [], name) => {
+      const on = this.unflushed(affected);
+      try {
+        return await (name ? on.query({ name, text, values }) : on.query(text, values));
+      } catch (e) {
+        throw pgError(e);
+      }
+    };
   }
 
   /**
@@ -484,11 +589,20 @@ export class PostgresStore implements Store {
   }
 
   async findLiveBySlug(scope: string, type: string, slug: string): Promise<RevisionView | null> {
-    return reads.findLiveBySlug(this.query, this.tenant, scope, type, slug);
+    // A deferred commit changes this read only when it holds the same live subject.
+    const affected = this.pending.some(
+      (d) =>
+        d.revision.scope === scope &&
+        d.revision.type === type &&
+        d.revision.slug === slug &&
+        d.revision.status === 'active',
+    );
+    return reads.findLiveBySlug(this.rawQuery(affected), this.tenant, scope, type, slug);
   }
 
   async findIdempotent(key: string): Promise<JournalEntry | null> {
-    return reads.findIdempotent(this.query, this.tenant, key);
+    const affected = this.pending.some((d) => d.entry.idem === key);
+    return reads.findIdempotent(this.rawQuery(affected), this.tenant, key);
   }
 
   async search(req: SearchRequest): Promise<SearchHit[]> {
@@ -516,7 +630,8 @@ export class PostgresStore implements Store {
     const key = JSON.stringify(scopes);
     let got = this.tombstoneCache.get(key);
     if (!got) {
-      got = await reads.tombstones(this.query, this.tenant, scopes);
+      // (A deferred commit arms and lifts none.)
+      got = await reads.tombstones(this.rawQuery(false), this.tenant, scopes);
       this.tombstoneCache.set(key, got);
     }
     return [...got];
@@ -579,7 +694,8 @@ export class PostgresStore implements Store {
    * instead of one per scope.
    */
   async tombstoneCandidates(scope: string, probe: TombstoneProbe): Promise<Tombstone[]> {
-    const on = this.db;
+    // (A deferred commit arms and lifts none: the lookup needs no flush.)
+    const on = this.unflushed(false);
     let batch = this.probeBatches.get(on);
     if (!batch) {
       const asks: ProbeAsk[] = [];

@@ -494,6 +494,58 @@ export function tombstoneProbe(
   return { keys: [...keys], grams: [...grams] };
 }
 
+/**
+ * The same index in memory, over one scope's armed tombstones: each under the gram
+ * pickTombstoneGram picks as they are added in order, with all its grams. `candidates` answers
+ * what a store's indexed lookup answers for the probe (by exact key, or found under one of the
+ * probe's grams with every gram of it held), in the order the tombstones were added. Arming the
+ * same key again replaces it in place. The Postgres store keeps one per scope at a tombstone
+ * version, so a write whose tenant's tombstones did not move reads no index rows at all.
+ */
+export class TombstoneIndex {
+  private readonly byKey = new Map<
+    string,
+    { t: Tombstone; gram: string; grams: string[]; seq: number }
+  >();
+  private readonly byGram = new Map<string, Set<string>>();
+  private next = 0;
+
+  constructor(readonly scope: string) {}
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  add(t: Tombstone): void {
+    if (t.scope !== this.scope) return;
+    const prev = this.byKey.get(t.key);
+    if (prev) this.byGram.get(prev.gram)?.delete(t.key);
+    const grams = tombstoneGrams(t);
+    const gram = pickTombstoneGram(grams, (g) => this.byGram.get(g)?.size ?? 0);
+    this.byKey.set(t.key, { t, gram, grams, seq: prev?.seq ?? this.next++ });
+    const list = this.byGram.get(gram);
+    if (list) list.add(t.key);
+    else this.byGram.set(gram, new Set([t.key]));
+  }
+
+  candidates(probe: TombstoneProbe): Tombstone[] {
+    if (this.byKey.size === 0) return [];
+    type Entry = { t: Tombstone; seq: number };
+    const found = new Set<Entry>();
+    for (const key of probe.keys) {
+      const a = this.byKey.get(key);
+      if (a) found.add(a);
+    }
+    const held = new Set(probe.grams);
+    for (const g of probe.grams)
+      for (const key of this.byGram.get(g) ?? []) {
+        const a = this.byKey.get(key)!;
+        if (holdsTombstoneGrams(a.grams, held)) found.add(a);
+      }
+    return [...found].sort((a, b) => a.seq - b.seq).map((a) => a.t);
+  }
+}
+
 /** The tombstone `text` runs into in `scope`: exact key first, then a near-duplicate. */
 export function matchTombstone(
   tombstones: readonly Tombstone[],

@@ -650,6 +650,11 @@ export class PostgresStore implements Store {
     this.indexing.set(scope, build);
   }
 
+  /** Resolves once the index builds under way are done (close; tests). */
+  async settleTombstoneIndexes(): Promise<void> {
+    await Promise.all(this.indexing.values());
+  }
+
   /** Each scope's tombstones indexed in memory, with the tenant's version they were read at. */
   private readonly tombstoneIndexes = new Map<string, { version: string; index: TombstoneIndex }>();
   /** The stale version a scope's lookup last saw (a second look at it starts a rebuild). */
@@ -833,7 +838,7 @@ export class PostgresStore implements Store {
 
   async close(): Promise<void> {
     await this.queue.catch(() => {});
-    await Promise.all(this.indexing.values());
+    await this.settleTombstoneIndexes();
     await this.usageBatch?.close();
     if (this.ownsPool) await this.pool.end();
   }

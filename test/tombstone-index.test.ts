@@ -559,6 +559,56 @@ test(
           AGENT,
         );
         assert.ok(again!.id, 'lifted by the other instance: accepted at the next write');
+        // Armed again there; two writes at that version bring the index up to it from the
+        // events since (the arm and lift above, this arm); with the rows gone again, the
+        // respelling is refused from memory and the others are still found.
+        await e2.apply([{ op: 'arm', value: fresh, scope: PROJECT_A }], HUMAN);
+        for (const filler of ['basically', 'really'])
+          await assert.rejects(
+            e.apply(
+              [
+                {
+                  op: 'remember',
+                  type: 'fact',
+                  abstract: `${filler} the stag1ng data base passw0rd rotates every 90 days`,
+                },
+              ],
+              AGENT,
+            ),
+            (x: Error & { code?: string }) => x.code === 'refused',
+          );
+        await f.store.settleTombstoneIndexes();
+        await pool.query('DELETE FROM tombstone_grams');
+        await assert.rejects(
+          e.apply(
+            [
+              {
+                op: 'remember',
+                type: 'fact',
+                abstract: 'the stag1ng database passw0rd rotates every 90 days',
+              },
+            ],
+            AGENT,
+          ),
+          (x: Error & { code?: string }) => x.code === 'refused',
+          'armed again by the other instance: refused from the index brought up to date',
+        );
+        assert.deepEqual(
+          (await f.store.tombstoneCandidates(PROJECT_A, probe)).map((t) => t.key),
+          want,
+          'the earlier ones are still found from memory',
+        );
+        const [other] = await e.apply(
+          [
+            {
+              op: 'remember',
+              type: 'fact',
+              abstract: 'the staging database password rotates every 30 days',
+            },
+          ],
+          AGENT,
+        );
+        assert.ok(other!.id, 'a text restating none is still accepted');
       } finally {
         await two.close();
       }

@@ -62,7 +62,7 @@ import { migrate } from './schema.js';
 import { SessionRows } from './session-rows.js';
 import { KnowledgeRows } from './knowledge-rows.js';
 import { checkTenantName, tenantExists } from './tenants.js';
-import { armedTombstonesSince, tombstoneLookup } from './tombstone-rows.js';
+import { armedTombstonesSince, tombstoneEventsSince, tombstoneLookup } from './tombstone-rows.js';
 import { reportOf } from '../journal-guard.js';
 import { UsageBatch, type UsageBatchOptions } from './usage-batch.js';
 
@@ -609,7 +609,14 @@ export class PostgresStore implements Store {
         const indexes = asks.map((a) => this.tombstoneIndexes.get(a.scope));
         const at = indexes[0]?.version;
         const known = at !== undefined && indexes.every((x) => x?.version === at) ? at : null;
-        tombstoneLookup(query, this.tenant, asks, known)
+        const lookup = async () => {
+          const got = await tombstoneLookup(query, this.tenant, asks, known);
+          // An index brought up to date while the statement ran answers for a later version:
+          // read the rows instead.
+          if (got.found === null && indexes.every((x) => x!.version === got.version)) return got;
+          return got.found === null ? tombstoneLookup(query, this.tenant, asks, null) : got;
+        };
+        lookup()
           .then(({ version, found }) => {
             if (found === null)
               asks.forEach((a, i) => a.resolve(byKey(indexes[i]!.index.candidates(a.probe))));
@@ -627,7 +634,12 @@ export class PostgresStore implements Store {
     );
   }
 
-  /** Rebuilds `scope`'s index once a lookup saw the same stale version twice (see above). */
+  /**
+   * Brings `scope`'s index up to date once a lookup saw the same stale version twice (see
+   * above): from the events written since the version it holds, or read whole when there is
+   * none, when the version went back (a restore) or when a purge dropped events since (it arms
+   * a purged tombstone in the same transaction: events gone leave no event of their own).
+   */
   private indexLater(scope: string, version: string): void {
     if (this.tombstoneIndexes.get(scope)?.version === version) return;
     if (this.staleSeen.get(scope) !== version) {
@@ -636,6 +648,21 @@ export class PostgresStore implements Store {
     }
     if (this.indexing.has(scope)) return;
     const build = (async () => {
+      const held = this.tombstoneIndexes.get(scope);
+      if (held) {
+        const got = await tombstoneEventsSince(this.poolQuery, this.tenant, scope, held.version);
+        const purged = got.events.some(
+          (e) => e.event === 'arm' && (JSON.parse(e.doc) as Tombstone).kind === 'purged',
+        );
+        if (BigInt(got.version) >= BigInt(held.version) && !purged) {
+          if (this.tombstoneIndexes.get(scope) !== held) return;
+          for (const e of got.events)
+            if (e.event === 'arm') held.index.add(JSON.parse(e.doc) as Tombstone);
+            else held.index.delete(e.key);
+          held.version = got.version;
+          return;
+        }
+      }
       const got = await armedTombstonesSince(this.poolQuery, this.tenant, [scope], null);
       const index = new TombstoneIndex(scope);
       for (const t of got.tombstones ?? []) index.add(t);

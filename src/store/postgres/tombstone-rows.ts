@@ -184,6 +184,36 @@ export async function reindexTombstones(client: Run): Promise<void> {
 }
 
 /**
+ * The tombstone events of `scope` after `since` (a version armedTombstonesSince or this returned
+ * before), in the order they were written, beside the tenant's version now, in one statement:
+ * what brings an index read at `since` up to `version` (the primary key's range after it).
+ */
+export async function tombstoneEventsSince(
+  query: Query,
+  tenant: string,
+  scope: string,
+  since: string,
+): Promise<{ version: string; events: { event: string; key: string; doc: string }[] }> {
+  const { rows } = await query<{
+    version: string;
+    event: string | null;
+    key: string | null;
+    doc: string | null;
+  }>(
+    `WITH v AS MATERIALIZED (
+       SELECT coalesce(max(seq), 0)::text AS version FROM tombstone_events WHERE tenant_id = $1)
+     SELECT v.version, e.event, e.key, e.doc FROM v LEFT JOIN tombstone_events e
+       ON e.tenant_id = $1 AND e.seq > $3::bigint AND e.scope = $2 COLLATE "C"
+     ORDER BY e.seq`,
+    [tenant, scope, since],
+  );
+  const events: { event: string; key: string; doc: string }[] = [];
+  for (const r of rows)
+    if (r.event !== null) events.push({ event: r.event, key: r.key!, doc: r.doc! });
+  return { version: rows[0]!.version, events };
+}
+
+/**
  * The armed tombstones of `scopes` unless none was armed, lifted or dropped in the tenant since
  * `known` (a version this returned before), in one statement: the version is the tenant's
  * latest tombstone event (the primary key's last entry), and the rows are read only when it

@@ -499,8 +499,8 @@ export function tombstoneProbe(
  * pickTombstoneGram picks as they are added in order, with all its grams. `candidates` answers
  * what a store's indexed lookup answers for the probe (by exact key, or found under one of the
  * probe's grams with every gram of it held), in the order the tombstones were added. Arming the
- * same key again replaces it in place; a lift deletes it. The Postgres store keeps one per scope at a tombstone
- * version, so a write whose tenant's tombstones did not move reads no index rows at all.
+ * same key again replaces it in place; a lift deletes it. The Postgres store keeps one per scope
+ * at a tombstone version, so a write whose tenant's tombstones did not move reads no index row.
  */
 export class TombstoneIndex {
   private readonly byKey = new Map<string, IndexEntry>();

@@ -628,3 +628,56 @@ test(
     });
   },
 );
+
+test(
+  'Postgres: a tombstone version that went back (a restore) is read whole: what it no longer holds is not refused from memory',
+  { skip: skip ?? false },
+  async () => {
+    await onPgStore(async ({ f, pool, e }) => {
+      const kept = 'the staging database password rotates every 90 days';
+      const gone = 'billing worker timeout is thirty seconds';
+      await e.apply([{ op: 'arm', value: kept, scope: PROJECT_A }], HUMAN);
+      await e.apply([{ op: 'arm', value: gone, scope: PROJECT_A }], HUMAN);
+      const warm = async (tag: string) => {
+        for (let i = 0; i < 2; i++)
+          await e.apply([{ op: 'remember', type: 'fact', abstract: `${tag} note ${i}` }], AGENT);
+        await f.store.settleTombstoneIndexes();
+      };
+      await warm('warm');
+      await assert.rejects(
+        e.apply(
+          [{ op: 'remember', type: 'fact', abstract: 'B1lling worker timeout is thirty seconds' }],
+          AGENT,
+        ),
+        (x: Error & { code?: string }) => x.code === 'refused',
+        'armed: refused',
+      );
+      // As a restore from before the second arm leaves it: its event and row gone, the version
+      // back at the first arm's.
+      await pool.query(
+        `DELETE FROM tombstone_events WHERE seq = (SELECT max(seq) FROM tombstone_events)`,
+      );
+      await warm('after the restore');
+      await pool.query('DELETE FROM tombstone_grams');
+      const [ok] = await e.apply(
+        [{ op: 'remember', type: 'fact', abstract: 'B1lling worker timeout is thirty seconds' }],
+        AGENT,
+      );
+      assert.ok(ok!.id, 'no longer armed: accepted, from the index read again');
+      await assert.rejects(
+        e.apply(
+          [
+            {
+              op: 'remember',
+              type: 'fact',
+              abstract: 'Stag1ng data base passw0rd rotates every 90 days',
+            },
+          ],
+          AGENT,
+        ),
+        (x: Error & { code?: string }) => x.code === 'refused',
+        'still armed: refused from memory (the rows are gone)',
+      );
+    });
+  },
+);

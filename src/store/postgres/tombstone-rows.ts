@@ -2,7 +2,9 @@
 // tombstone in tombstone_grams, under the gram of it the fewest tombstones of its scope were
 // indexed under when it was armed, with all its grams (`grams`); a lookup reads the rows of the
 // write's grams and keeps those whose every gram the write holds. Rows are only added (a lift is
-// read from tombstone_events; a purge deletes the rows of the keys it drops).
+// read from tombstone_events; a purge deletes the rows of the keys it drops). The store answers
+// from its in-memory index instead while the tenant's tombstone version is the one it was read
+// at (tombstoneLookup reads the version first; postgres-store.ts tombstoneCandidates).
 import type pg from 'pg';
 import {
   pickTombstoneGram,

@@ -94,8 +94,12 @@ describe('Postgres: the write group', { skip: skip ?? false }, () => {
 
   it('a group of N plain remembers: its rows written in one statement whatever N, no savepoint; all land in one chain', async () => {
     const e = engineFor(store, PROJECT, wallClock);
-    // Warm: the tenant's first write (and its after-commit check) is behind us.
+    // Warm: the tenant's first write (and its after-commit check) is behind us, and the
+    // store's in-memory tombstone indexes, built off the write path after two writes at one
+    // tombstone version (postgres-store.ts tombstoneCandidates), are built.
     await e.apply([{ op: 'remember', type: 'fact', abstract: 'The group warm-up note' }], AGENT);
+    await e.apply([{ op: 'remember', type: 'fact', abstract: 'The second warm-up note' }], AGENT);
+    await store.settleTombstoneIndexes();
     for (const n of [2, 8]) {
       const startSeq = (await store.status()).journalHead.seq;
       sent.length = 0;

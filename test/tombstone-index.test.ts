@@ -17,13 +17,16 @@ import {
   tombstoneKey,
   tombstoneMatcher,
   tombstoneProbe,
+  TombstoneIndex,
   type Tombstone,
 } from '../src/core/normalize.js';
 import pg from 'pg';
 import { indexTombstones } from '../src/store/postgres/schema.js';
+import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import {
   reindexTombstones,
   tombstoneCandidatesMany,
+  tombstoneLookup,
 } from '../src/store/postgres/tombstone-rows.js';
 import { AGENT, HUMAN, PROJECT_A, engineFor, testClock } from './helpers.js';
 import { pgSkipReason, throwawayStore } from './pg-fixtures.js';
@@ -89,7 +92,18 @@ test('property: the indexed lookup refuses exactly what the full scan refuses', 
       ([values, texts]) => {
         const all = values.map((v) => tombstone(SCOPE, v));
         const full = tombstoneMatcher(all, SCOPE);
+        // The in-memory index (the Postgres store's at an unchanged version) answers the same.
+        const index = new TombstoneIndex(SCOPE);
+        for (const t of all) index.add(t);
         for (const text of texts) {
+          const probe = tombstoneProbe(SCOPE, [text], [text]);
+          const m = tombstoneMatcher(index.candidates(probe), SCOPE);
+          assert.equal(m.value(text)?.key ?? null, full.value(text)?.key ?? null, `index ${text}`);
+          assert.equal(
+            m.passage(text)?.key ?? null,
+            full.passage(text)?.key ?? null,
+            `index passage ${text}`,
+          );
           const asValue = tombstoneMatcher(indexed(all, [text], []), SCOPE).value(text);
           assert.equal(asValue?.key ?? null, full.value(text)?.key ?? null, `value ${text}`);
           const asPassage = tombstoneMatcher(indexed(all, [], [text]), SCOPE).passage(text);
@@ -167,6 +181,12 @@ test('values that share grams: only those whose every gram the text holds are re
   }
 });
 
+/** A pool as the statement modules' query function. */
+function rowsOf(pool: pg.Pool) {
+  return <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) =>
+    pool.query<R>(sql, params);
+}
+
 /** A throwaway Postgres store, one raw connection to its database, and an engine on PROJECT_A. */
 async function onPgStore(
   fn: (x: {
@@ -189,22 +209,21 @@ test(
   'Postgres: tombstones armed before the lookup index existed are indexed by its migration step',
   { skip: skip ?? false },
   async () => {
-    await onPgStore(async ({ f, pool, e }) => {
+    await onPgStore(async ({ pool, e }) => {
       const v = 'the staging database password rotates every 90 days';
+      // The index rows themselves (the store would answer from its memory once warm).
+      const rowsLookup = async (probe: { keys: string[]; grams: string[] }) =>
+        (await tombstoneCandidatesMany(rowsOf(pool), 'acme', [{ scope: PROJECT_A, probe }]))[0]!;
       await e.apply([{ op: 'arm', value: v, scope: PROJECT_A }], HUMAN);
       // By gram only (its exact key would find it without the index).
       const byGram = { keys: [], grams: tombstoneProbe(PROJECT_A, [v]).grams };
       // The rows as a mneme without the index left them: armed, not indexed.
       await pool.query('DELETE FROM tombstone_grams');
-      assert.deepEqual(
-        await f.store.tombstoneCandidates(PROJECT_A, byGram),
-        [],
-        'the lookup reads the index',
-      );
+      assert.deepEqual(await rowsLookup(byGram), [], 'the lookup reads the index');
       // What migration 10 runs after creating the table (its gram, no grams kept beside it:
       // still found, only less narrowly).
       await indexTombstones(pool);
-      const again = await f.store.tombstoneCandidates(PROJECT_A, byGram);
+      const again = await rowsLookup(byGram);
       assert.deepEqual(
         again.map((t) => t.value_norm),
         [v],
@@ -218,15 +237,12 @@ test(
       assert.equal(rows.length, 1);
       assert.deepEqual(rows[0]!.grams, tombstoneGrams(tombstone(PROJECT_A, v)));
       assert.deepEqual(
-        (await f.store.tombstoneCandidates(PROJECT_A, byGram)).map((t) => t.value_norm),
+        (await rowsLookup(byGram)).map((t) => t.value_norm),
         [v],
         'the migration indexed it again',
       );
       assert.deepEqual(
-        await f.store.tombstoneCandidates(
-          PROJECT_A,
-          tombstoneProbe(PROJECT_A, ['staging database']),
-        ),
+        await rowsLookup(tombstoneProbe(PROJECT_A, ['staging database'])),
         [],
         'a text holding only some of its grams does not read it',
       );
@@ -376,6 +392,292 @@ test(
         "SELECT current_setting('jit_above_cost') AS c",
       );
       assert.ok(cost < Number(jit[0]!.c), `estimated cost ${cost}, jit_above_cost ${jit[0]!.c}`);
+    });
+  },
+);
+
+/** 600 values of the shape above: 300 sharing two words, 300 sharing one. */
+function sharedValues(): string[] {
+  const C = 'bcdfghjkmnpqrtvwxz';
+  const letters = (i: number) =>
+    C[Math.floor(i / 324) % 18]! + C[Math.floor(i / 18) % 18]! + C[i % 18]!;
+  return Array.from({ length: 300 }, (_, i) => [
+    `billing worker zor${letters(i)}`,
+    `deployment kel${letters(i)}mix`,
+  ]).flat();
+}
+
+/** What one statement read of tombstone_grams (rows, descents), run in its own transaction. */
+async function counted<T>(
+  pool: pg.Pool,
+  fn: (query: ReturnType<typeof rowsOf>) => Promise<T>,
+): Promise<{ got: T; rows: number; descents: number }> {
+  const c = await pool.connect();
+  try {
+    const counters = async () => {
+      const { rows } = await c.query<{ n: string; scans: string }>(
+        `SELECT seq_tup_read + coalesce(idx_tup_fetch, 0) AS n, coalesce(idx_scan, 0) AS scans
+         FROM pg_stat_xact_user_tables WHERE relname = 'tombstone_grams'`,
+      );
+      return { n: Number(rows[0]!.n), scans: Number(rows[0]!.scans) };
+    };
+    await c.query('BEGIN');
+    const before = await counters();
+    const got = await fn(<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) =>
+      c.query<R>(sql, params),
+    );
+    const after = await counters();
+    await c.query('ROLLBACK');
+    return { got, rows: after.n - before.n, descents: after.scans - before.scans };
+  } finally {
+    c.release();
+  }
+}
+
+test(
+  'Postgres: at an unchanged tombstone version a lookup reads no index row, after 60 arms as after 600; at a moved one it reads the rows',
+  { skip: skip ?? false },
+  async () => {
+    await onPgStore(async ({ pool, e }) => {
+      const values = sharedValues();
+      const text = 'B1lling w0rker z0rbbf! and a deployment of kelbbfmix';
+      const body = `${text}. The billing worker retries after a deployment, every night.`;
+      const asks = [PROJECT_A, 'global'].map((scope) => ({
+        scope,
+        probe: tombstoneProbe(scope, [text], [body]),
+      }));
+      const reads: Record<string, { rows: number; descents: number }> = {};
+      for (const [from, to] of [
+        [0, 60],
+        [60, 600],
+      ] as const) {
+        await e.apply(
+          values.slice(from, to).map((value) => ({ op: 'arm' as const, value, scope: PROJECT_A })),
+          HUMAN,
+        );
+        // At a version the caller does not hold: the rows, as tombstoneCandidatesMany reads them.
+        const moved = await counted(pool, (q) => tombstoneLookup(q, 'acme', asks, null));
+        assert.ok(moved.got.found, `${to}: read at a moved version`);
+        assert.ok(moved.rows >= 2, `${to}: ${moved.rows} index rows read at a moved version`);
+        assert.ok(
+          moved.got.found[0]!.some((t) => t.value_norm === 'billing worker zorbbf'),
+          `${to}: the restated value is read`,
+        );
+        // At the version it holds: no index row, no descent into them, nothing shipped.
+        const same = await counted(pool, (q) =>
+          tombstoneLookup(q, 'acme', asks, moved.got.version),
+        );
+        assert.equal(same.got.found, null, `${to}: answered as unchanged`);
+        assert.equal(same.got.version, moved.got.version);
+        reads[to] = { rows: same.rows, descents: same.descents };
+      }
+      assert.deepEqual(reads, { 60: { rows: 0, descents: 0 }, 600: { rows: 0, descents: 0 } });
+    });
+  },
+);
+
+test(
+  'Postgres: a warm store answers lookups from its memory at an unchanged version, the same candidates; an arm or lift by another instance is read at the next write',
+  { skip: skip ?? false },
+  async () => {
+    await onPgStore(async ({ f, pool, e }) => {
+      const values = sharedValues();
+      await e.apply(
+        values.map((value) => ({ op: 'arm' as const, value, scope: PROJECT_A })),
+        HUMAN,
+      );
+      const text = 'B1lling w0rker z0rbdf! and a deployment of kelbdfmix';
+      const body = `${text}. The billing worker retries after a deployment, every night.`;
+      const probe = tombstoneProbe(PROJECT_A, [text], [body]);
+      const fromRows = async () =>
+        (await tombstoneCandidatesMany(rowsOf(pool), 'acme', [{ scope: PROJECT_A, probe }]))[0]!;
+      const want = (await fromRows()).map((t) => t.key);
+      assert.ok(want.length >= 2, `${want.length} candidates`);
+      // Two writes at the same version (each looks up the value's scope and global) start the
+      // index builds; then they answer.
+      for (let i = 0; i < 2; i++) {
+        const [w] = await e.apply(
+          [{ op: 'remember', type: 'fact', abstract: `billing worker zorbdg retries ${i}` }],
+          AGENT,
+        );
+        assert.ok(w!.id, 'a text restating none is accepted');
+      }
+      await f.store.settleTombstoneIndexes();
+      // With the index rows gone (the version unchanged: tombstone_events untouched), the rows
+      // find nothing but the store still finds the same candidates, in the same order.
+      await pool.query('DELETE FROM tombstone_grams');
+      assert.deepEqual(await fromRows(), [], 'the rows are gone');
+      assert.deepEqual(
+        (await f.store.tombstoneCandidates(PROJECT_A, probe)).map((t) => t.key),
+        want,
+        'answered from memory',
+      );
+      const respelled = 'B1lling w0rker z0rbdf';
+      await assert.rejects(
+        e.apply([{ op: 'remember', type: 'fact', abstract: respelled }], AGENT),
+        (x: Error & { code?: string }) => x.code === 'refused',
+        'a respelling is refused from memory',
+      );
+      const [ok] = await e.apply(
+        [{ op: 'remember', type: 'fact', abstract: 'billing worker zorbdg retries again' }],
+        AGENT,
+      );
+      assert.ok(ok!.id, 'a text restating none is accepted from memory');
+      // Another instance arms a value: the version moves, so the next write reads the rows
+      // (and the new tombstone's own row, the only one left) and is refused.
+      const two = await PostgresStore.open(f.db.url, { tenant: 'acme' });
+      try {
+        const e2 = engineFor(two, PROJECT_A, testClock('2026-03-01T11:00:00.000Z'));
+        const fresh = 'the staging database password rotates every 90 days';
+        await e2.apply([{ op: 'arm', value: fresh, scope: PROJECT_A }], HUMAN);
+        await assert.rejects(
+          e.apply(
+            [
+              {
+                op: 'remember',
+                type: 'fact',
+                abstract: 'Stag1ng data base passw0rd rotates every 90 days',
+              },
+            ],
+            AGENT,
+          ),
+          (x: Error & { code?: string }) => x.code === 'refused',
+          'armed by the other instance: refused at the next write',
+        );
+        await e2.apply(
+          [{ op: 'lift', key: tombstoneKey(PROJECT_A, fresh), scope: PROJECT_A }],
+          HUMAN,
+        );
+        const [again] = await e.apply(
+          [
+            {
+              op: 'remember',
+              type: 'fact',
+              abstract: 'Stag1ng data base passw0rd rotates every 90 days',
+            },
+          ],
+          AGENT,
+        );
+        assert.ok(again!.id, 'lifted by the other instance: accepted at the next write');
+        // Armed again there; two writes at that version bring the index up to it from the
+        // events since (the arm and lift above, this arm); with the rows gone again, the
+        // respelling is refused from memory and the others are still found.
+        await e2.apply([{ op: 'arm', value: fresh, scope: PROJECT_A }], HUMAN);
+        for (const filler of ['basically', 'really'])
+          await assert.rejects(
+            e.apply(
+              [
+                {
+                  op: 'remember',
+                  type: 'fact',
+                  abstract: `${filler} the stag1ng data base passw0rd rotates every 90 days`,
+                },
+              ],
+              AGENT,
+            ),
+            (x: Error & { code?: string }) => x.code === 'refused',
+          );
+        await f.store.settleTombstoneIndexes();
+        await pool.query('DELETE FROM tombstone_grams');
+        await assert.rejects(
+          e.apply(
+            [
+              {
+                op: 'remember',
+                type: 'fact',
+                abstract: 'the stag1ng database passw0rd rotates every 90 days',
+              },
+            ],
+            AGENT,
+          ),
+          (x: Error & { code?: string }) => x.code === 'refused',
+          'armed again by the other instance: refused from the index brought up to date',
+        );
+        assert.deepEqual(
+          (await f.store.tombstoneCandidates(PROJECT_A, probe)).map((t) => t.key),
+          want,
+          'the earlier ones are still found from memory',
+        );
+        const [other] = await e.apply(
+          [
+            {
+              op: 'remember',
+              type: 'fact',
+              abstract: 'the staging database password rotates every 30 days',
+            },
+          ],
+          AGENT,
+        );
+        assert.ok(other!.id, 'a text restating none is still accepted');
+      } finally {
+        await two.close();
+      }
+      // In one apply, an arm then a write restating it: the transaction's own event moves the
+      // version, so the write is checked against the rows, the new one among them.
+      await assert.rejects(
+        e.apply(
+          [
+            { op: 'arm', value: 'queue drains before the billing cutover', scope: PROJECT_A },
+            { op: 'remember', type: 'fact', abstract: 'Queue drains before the b1lling cutover' },
+          ],
+          HUMAN,
+        ),
+        (x: Error & { code?: string }) => x.code === 'refused',
+        'armed earlier in the same transaction: refused',
+      );
+    });
+  },
+);
+
+test(
+  'Postgres: a tombstone version that went back (a restore) is read whole: what it no longer holds is not refused from memory',
+  { skip: skip ?? false },
+  async () => {
+    await onPgStore(async ({ f, pool, e }) => {
+      const kept = 'the staging database password rotates every 90 days';
+      const gone = 'billing worker timeout is thirty seconds';
+      await e.apply([{ op: 'arm', value: kept, scope: PROJECT_A }], HUMAN);
+      await e.apply([{ op: 'arm', value: gone, scope: PROJECT_A }], HUMAN);
+      const warm = async (tag: string) => {
+        for (let i = 0; i < 2; i++)
+          await e.apply([{ op: 'remember', type: 'fact', abstract: `${tag} note ${i}` }], AGENT);
+        await f.store.settleTombstoneIndexes();
+      };
+      await warm('warm');
+      await assert.rejects(
+        e.apply(
+          [{ op: 'remember', type: 'fact', abstract: 'B1lling worker timeout is thirty seconds' }],
+          AGENT,
+        ),
+        (x: Error & { code?: string }) => x.code === 'refused',
+        'armed: refused',
+      );
+      // As a restore from before the second arm leaves it: its event and row gone, the version
+      // back at the first arm's.
+      await pool.query(
+        `DELETE FROM tombstone_events WHERE seq = (SELECT max(seq) FROM tombstone_events)`,
+      );
+      await warm('after the restore');
+      await pool.query('DELETE FROM tombstone_grams');
+      const [ok] = await e.apply(
+        [{ op: 'remember', type: 'fact', abstract: 'B1lling worker timeout is thirty seconds' }],
+        AGENT,
+      );
+      assert.ok(ok!.id, 'no longer armed: accepted, from the index read again');
+      await assert.rejects(
+        e.apply(
+          [
+            {
+              op: 'remember',
+              type: 'fact',
+              abstract: 'Stag1ng data base passw0rd rotates every 90 days',
+            },
+          ],
+          AGENT,
+        ),
+        (x: Error & { code?: string }) => x.code === 'refused',
+        'still armed: refused from memory (the rows are gone)',
+      );
     });
   },
 );

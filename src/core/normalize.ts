@@ -494,6 +494,74 @@ export function tombstoneProbe(
   return { keys: [...keys], grams: [...grams] };
 }
 
+/**
+ * The same index in memory, over one scope's armed tombstones: each under the gram
+ * pickTombstoneGram picks as they are added in order, with all its grams. `candidates` answers
+ * what a store's indexed lookup answers for the probe (by exact key, or found under one of the
+ * probe's grams with every gram of it held), in the order the tombstones were added. Arming the
+ * same key again replaces it in place; a lift deletes it. The Postgres store keeps one per scope
+ * at a tombstone version, so a write whose tenant's tombstones did not move reads no index row.
+ */
+export class TombstoneIndex {
+  private readonly byKey = new Map<string, IndexEntry>();
+  private readonly byGram = new Map<string, Set<IndexEntry>>();
+  private next = 0;
+
+  constructor(readonly scope: string) {}
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  add(t: Tombstone): void {
+    if (t.scope !== this.scope) return;
+    const prev = this.byKey.get(t.key);
+    if (prev) this.byGram.get(prev.gram)?.delete(prev);
+    const grams = tombstoneGrams(t);
+    const gram = pickTombstoneGram(grams, (g) => this.byGram.get(g)?.size ?? 0);
+    // Checked longest first: a write misses a long gram sooner than a short one.
+    const check = [...grams].sort((x, y) => y.length - x.length);
+    const entry: IndexEntry = { t, gram, check, seq: prev?.seq ?? this.next++ };
+    this.byKey.set(t.key, entry);
+    const list = this.byGram.get(gram);
+    if (list) list.add(entry);
+    else this.byGram.set(gram, new Set([entry]));
+  }
+
+  /** Forgets the tombstone of this key (lifted). */
+  delete(key: string): void {
+    const prev = this.byKey.get(key);
+    if (!prev) return;
+    this.byGram.get(prev.gram)?.delete(prev);
+    this.byKey.delete(key);
+  }
+
+  candidates(probe: TombstoneProbe): Tombstone[] {
+    if (this.byKey.size === 0) return [];
+    const found = new Set<IndexEntry>();
+    for (const key of probe.keys) {
+      const a = this.byKey.get(key);
+      if (a) found.add(a);
+    }
+    const held = new Set(probe.grams);
+    for (const g of probe.grams) {
+      const list = this.byGram.get(g);
+      if (list) for (const a of list) if (holdsTombstoneGrams(a.check, held)) found.add(a);
+    }
+    return [...found].sort((a, b) => a.seq - b.seq).map((a) => a.t);
+  }
+}
+
+interface IndexEntry {
+  t: Tombstone;
+  /** The gram it is indexed under. */
+  gram: string;
+  /** Its grams, longest first. */
+  check: string[];
+  /** Its place in the order of arming (a re-arm keeps it). */
+  seq: number;
+}
+
 /** The tombstone `text` runs into in `scope`: exact key first, then a near-duplicate. */
 export function matchTombstone(
   tombstones: readonly Tombstone[],

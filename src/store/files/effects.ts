@@ -4,13 +4,7 @@
 // with the lookup index over them, core/normalize.ts "Indexed lookup", built on first use).
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  holdsTombstoneGrams,
-  pickTombstoneGram,
-  tombstoneGrams,
-  type Tombstone,
-  type TombstoneProbe,
-} from '../../core/normalize.js';
+import { TombstoneIndex, type Tombstone, type TombstoneProbe } from '../../core/normalize.js';
 import type { Proposal } from '../../core/proposal.js';
 import type { CommitRequest, ProposalQuery } from '../port.js';
 import { appendDurable, readIfExists, writeFileAtomic } from './atomic.js';
@@ -22,9 +16,6 @@ import type { StagedCommit } from './parts.js';
 interface Armed {
   t: Tombstone;
   seq: number;
-  /** Its grams and the one it is indexed under (core/normalize.ts "Indexed lookup"). */
-  grams?: string[];
-  gram?: string;
 }
 
 interface Cache {
@@ -35,11 +26,10 @@ interface Cache {
   next: number;
   list: Tombstone[] | null;
   /**
-   * scope → gram → the tombstones indexed under it, built on the first lookup (in arming order,
-   * each under its gram with the fewest entries then) and kept current after. Nested by scope so
-   * a lookup reads one map per gram of the write without building a key string for each.
+   * scope → its lookup index (core TombstoneIndex, the one the Postgres store keeps), built on
+   * the first lookup in arming order and kept current after.
    */
-  byGram: Map<string, Map<string, Set<Armed>>> | null;
+  byGram: Map<string, TombstoneIndex> | null;
   /** Every line of the file, to append an event only once without reading the file again. */
   lines: Set<string>;
   /** The file ends with a newline (or is empty): no torn line to end before appending. */
@@ -154,32 +144,16 @@ export class TombstoneLog {
     if (!cache || cache.armed.size === 0) return [];
     if (!cache.byGram) {
       cache.byGram = new Map();
-      for (const a of cache.armed.values()) indexGram(cache.byGram, a);
+      for (const a of cache.armed.values()) indexOf(cache.byGram, a.t.scope).add(a.t);
     }
-    const found = new Set<Armed>();
-    for (const key of probe.keys) {
-      const a = cache.armed.get(`${scope}\u0000${key}`);
-      if (a) found.add(a);
-    }
-    const index = cache.byGram.get(scope);
-    if (index) {
-      const held = new Set(probe.grams);
-      for (const g of probe.grams)
-        for (const a of index.get(g) ?? []) if (holdsTombstoneGrams(a.grams!, held)) found.add(a);
-    }
-    return [...found].sort((a, b) => a.seq - b.seq).map((a) => a.t);
+    return cache.byGram.get(scope)?.candidates(probe) ?? [];
   }
 }
 
-function indexGram(byGram: NonNullable<Cache['byGram']>, a: Armed): void {
-  a.grams ??= tombstoneGrams(a.t);
-  let index = byGram.get(a.t.scope);
-  if (!index) byGram.set(a.t.scope, (index = new Map()));
-  const grams = index;
-  a.gram ??= pickTombstoneGram(a.grams, (g) => grams.get(g)?.size ?? 0);
-  const list = index.get(a.gram);
-  if (list) list.add(a);
-  else index.set(a.gram, new Set([a]));
+function indexOf(byGram: Map<string, TombstoneIndex>, scope: string): TombstoneIndex {
+  let index = byGram.get(scope);
+  if (!index) byGram.set(scope, (index = new TombstoneIndex(scope)));
+  return index;
 }
 
 /** One arm or lift event applied to the cache (a re-arm keeps its place, as a Map does). */
@@ -187,14 +161,15 @@ function apply(cache: Cache, ev: Event): void {
   const k = `${ev.scope}\u0000${ev.key}`;
   const prev = cache.armed.get(k);
   if (ev.event !== 'arm' && ev.event !== 'lift') return;
-  if (prev && cache.byGram && prev.gram !== undefined)
-    cache.byGram.get(prev.t.scope)?.get(prev.gram)?.delete(prev);
   if (ev.event === 'arm') {
     const { event: _e, ...t } = ev;
     const a: Armed = { t: t as Tombstone, seq: prev?.seq ?? cache.next++ };
     cache.armed.set(k, a);
-    if (cache.byGram) indexGram(cache.byGram, a);
-  } else cache.armed.delete(k);
+    if (cache.byGram) indexOf(cache.byGram, a.t.scope).add(a.t);
+  } else {
+    cache.armed.delete(k);
+    if (prev) cache.byGram?.get(prev.t.scope)?.delete(prev.t.key);
+  }
   cache.list = null;
 }
 

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { MnemeError } from '../../core/errors.js';
 import type { JournalEntry } from '../../core/journal.js';
-import type { Tombstone, TombstoneProbe } from '../../core/normalize.js';
+import { TombstoneIndex, type Tombstone, type TombstoneProbe } from '../../core/normalize.js';
 import type { Proposal } from '../../core/proposal.js';
 import type { QueryTerm } from '../../core/text.js';
 import type { RevisionView } from '../../core/types.js';
@@ -70,7 +70,7 @@ import { migrate } from './schema.js';
 import { SessionRows } from './session-rows.js';
 import { KnowledgeRows } from './knowledge-rows.js';
 import { checkTenantName, tenantExists } from './tenants.js';
-import { armedTombstonesSince, tombstoneCandidatesMany } from './tombstone-rows.js';
+import { armedTombstonesSince, tombstoneEventsSince, tombstoneLookup } from './tombstone-rows.js';
 import { reportOf } from '../journal-guard.js';
 import { UsageBatch, type UsageBatchOptions } from './usage-batch.js';
 
@@ -92,6 +92,9 @@ const MAX_GROUP = 32;
 
 /** Scope lists whose tombstones are kept between reads (a binding reads one: project+global). */
 const TOMBSTONE_LISTS_KEPT = 256;
+
+/** Scopes whose tombstone lookup index is kept in memory (tombstoneCandidates). */
+const TOMBSTONE_INDEXES_KEPT = 64;
 
 interface Waiter {
   fn: () => Promise<unknown>;
@@ -692,6 +695,17 @@ export class PostgresStore implements Store {
    * Lookups asked in the same tick on the same connection (the write gate asks a value's scope
    * and global at once) share one statement: one round trip inside the write transaction
    * instead of one per scope.
+   *
+   * Each scope's armed tombstones are also kept indexed in memory (core TombstoneIndex), stamped
+   * with the tenant's tombstone version they were read at. The statement reads the version
+   * first and runs the index lookups only when it differs from the one the asked scopes' indexes
+   * hold (tombstoneLookup): while no tombstone moved, a write costs one descent, whatever their
+   * number, and is answered from memory — the same candidates, in the same (key) order. Inside
+   * the write transaction the version read counts this transaction's own events, and every event
+   * is written under the tenant's write lock (armedTombstonesSince), so an unchanged version is
+   * unchanged tombstones. An index is (re)built off the write's path, on the pool, once a scope
+   * was looked up twice at the same version with its index missing or older: arming in a loop
+   * moves the version at every lookup and so never pays a rebuild per arm.
    */
   async tombstoneCandidates(scope: string, probe: TombstoneProbe): Promise<Tombstone[]> {
     // (A deferred commit arms and lifts none: the lookup needs no flush.)
@@ -708,8 +722,25 @@ export class PostgresStore implements Store {
           on.query(text, values).catch((e: unknown) => {
             throw pgError(e);
           });
-        tombstoneCandidatesMany(query, this.tenant, asks)
-          .then((found) => asks.forEach((a, i) => a.resolve(found[i]!)))
+        const indexes = asks.map((a) => this.tombstoneIndexes.get(a.scope));
+        const at = indexes[0]?.version;
+        const known = at !== undefined && indexes.every((x) => x?.version === at) ? at : null;
+        const lookup = async () => {
+          const got = await tombstoneLookup(query, this.tenant, asks, known);
+          // An index brought up to date while the statement ran answers for a later version:
+          // read the rows instead.
+          if (got.found === null && indexes.every((x) => x!.version === got.version)) return got;
+          return got.found === null ? tombstoneLookup(query, this.tenant, asks, null) : got;
+        };
+        lookup()
+          .then(({ version, found }) => {
+            if (found === null)
+              asks.forEach((a, i) => a.resolve(byKey(indexes[i]!.index.candidates(a.probe))));
+            else {
+              asks.forEach((a, i) => a.resolve(found[i]!));
+              for (const a of asks) this.indexLater(a.scope, version);
+            }
+          })
           .catch((e: unknown) => asks.forEach((a) => a.reject(e)));
       });
     }
@@ -718,6 +749,61 @@ export class PostgresStore implements Store {
       asks.push({ scope, probe, resolve, reject }),
     );
   }
+
+  /**
+   * Brings `scope`'s index up to date once a lookup saw the same stale version twice (see
+   * above): from the events written since the version it holds, or read whole when there is
+   * none, when the version went back (a restore) or when a purge dropped events since (it arms
+   * a purged tombstone in the same transaction: events gone leave no event of their own).
+   */
+  private indexLater(scope: string, version: string): void {
+    if (this.tombstoneIndexes.get(scope)?.version === version) return;
+    if (this.staleSeen.get(scope) !== version) {
+      this.staleSeen.set(scope, version);
+      return;
+    }
+    if (this.indexing.has(scope)) return;
+    const build = (async () => {
+      const held = this.tombstoneIndexes.get(scope);
+      if (held) {
+        const got = await tombstoneEventsSince(this.poolQuery, this.tenant, scope, held.version);
+        const purged = got.events.some(
+          (e) => e.event === 'arm' && (JSON.parse(e.doc) as Tombstone).kind === 'purged',
+        );
+        if (BigInt(got.version) >= BigInt(held.version) && !purged) {
+          if (this.tombstoneIndexes.get(scope) !== held) return;
+          for (const e of got.events)
+            if (e.event === 'arm') held.index.add(JSON.parse(e.doc) as Tombstone);
+            else held.index.delete(e.key);
+          held.version = got.version;
+          return;
+        }
+      }
+      const got = await armedTombstonesSince(this.poolQuery, this.tenant, [scope], null);
+      const index = new TombstoneIndex(scope);
+      for (const t of got.tombstones ?? []) index.add(t);
+      this.tombstoneIndexes.delete(scope);
+      if (this.tombstoneIndexes.size >= TOMBSTONE_INDEXES_KEPT)
+        this.tombstoneIndexes.delete(this.tombstoneIndexes.keys().next().value!);
+      this.tombstoneIndexes.set(scope, { version: got.version, index });
+    })()
+      // A failed build only leaves the lookups on the index rows; the next stale one retries.
+      .catch(() => {})
+      .finally(() => this.indexing.delete(scope));
+    this.indexing.set(scope, build);
+  }
+
+  /** Resolves once the index builds under way are done (close; tests). */
+  async settleTombstoneIndexes(): Promise<void> {
+    await Promise.all(this.indexing.values());
+  }
+
+  /** Each scope's tombstones indexed in memory, with the tenant's version they were read at. */
+  private readonly tombstoneIndexes = new Map<string, { version: string; index: TombstoneIndex }>();
+  /** The stale version a scope's lookup last saw (a second look at it starts a rebuild). */
+  private readonly staleSeen = new Map<string, string>();
+  /** Index builds under way, by scope. */
+  private readonly indexing = new Map<string, Promise<void>>();
 
   /** Tombstone lookups waiting for the end of the tick, by the connection they run on. */
   private readonly probeBatches = new Map<Queryable, ProbeAsk[]>();
@@ -895,9 +981,15 @@ export class PostgresStore implements Store {
 
   async close(): Promise<void> {
     await this.queue.catch(() => {});
+    await this.settleTombstoneIndexes();
     await this.usageBatch?.close();
     if (this.ownsPool) await this.pool.end();
   }
+}
+
+/** Tombstones in key order (code point order, as the lookup statement's COLLATE "C"). */
+function byKey(ts: Tombstone[]): Tombstone[] {
+  return ts.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
 /** pgvector is used only when the server has it (DESIGN §7: lexical retrieval stands alone). */

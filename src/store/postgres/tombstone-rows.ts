@@ -2,7 +2,9 @@
 // tombstone in tombstone_grams, under the gram of it the fewest tombstones of its scope were
 // indexed under when it was armed, with all its grams (`grams`); a lookup reads the rows of the
 // write's grams and keeps those whose every gram the write holds. Rows are only added (a lift is
-// read from tombstone_events; a purge deletes the rows of the keys it drops).
+// read from tombstone_events; a purge deletes the rows of the keys it drops). The store answers
+// from its in-memory index instead while the tenant's tombstone version is the one it was read
+// at (tombstoneLookup reads the version first; postgres-store.ts tombstoneCandidates).
 import type pg from 'pg';
 import {
   pickTombstoneGram,
@@ -66,7 +68,23 @@ export async function tombstoneCandidatesMany(
   asks: readonly { scope: string; probe: TombstoneProbe }[],
 ): Promise<Tombstone[][]> {
   if (asks.length === 0) return [];
-  const values: unknown[] = [tenant];
+  return (await tombstoneLookup(query, tenant, asks, null)).found!;
+}
+
+/**
+ * tombstoneCandidatesMany unless the tenant's tombstone version (its latest tombstone event,
+ * the primary key's last entry: see armedTombstonesSince) is still `known`, in one statement:
+ * the version is read first, and every branch is a one-time filter on it, so a lookup at an
+ * unchanged version costs one descent and reads no index row (`found` is null: the caller
+ * answers from the index it built at that version).
+ */
+export async function tombstoneLookup(
+  query: Query,
+  tenant: string,
+  asks: readonly { scope: string; probe: TombstoneProbe }[],
+  known: string | null,
+): Promise<{ version: string; found: Tombstone[][] | null }> {
+  const values: unknown[] = [tenant, known];
   const add = (v: unknown) => `$${values.push(v)}`;
   const gramParams: { grams: readonly string[]; param: string }[] = [];
   const gramsParam = (grams: readonly string[]) => {
@@ -74,6 +92,7 @@ export async function tombstoneCandidatesMany(
     if (!p) gramParams.push((p = { grams, param: add(grams) }));
     return p.param;
   };
+  const moved = '(SELECT version FROM v) IS DISTINCT FROM $2::text';
   const branches = asks.map((a, i) => {
     const scope = add(a.scope);
     const grams = gramsParam(a.probe.grams);
@@ -83,24 +102,37 @@ export async function tombstoneCandidatesMany(
          SELECT key, grams FROM tombstone_grams
          WHERE tenant_id = $1 AND scope = ${scope} COLLATE "C" AND gram = q.gram COLLATE "C"
          OFFSET 0) g
-       WHERE EXISTS (SELECT FROM tombstone_grams WHERE tenant_id = $1 AND scope = ${scope} COLLATE "C")
+       WHERE ${moved}
+         AND EXISTS (SELECT FROM tombstone_grams WHERE tenant_id = $1 AND scope = ${scope} COLLATE "C")
          AND NOT EXISTS (SELECT FROM unnest(g.grams) AS x(gram)
                          WHERE NOT x.gram = ANY(${grams}::text[] COLLATE "C"))
        UNION
-       SELECT ${i + 1}, ${scope}::text COLLATE "C", unnest(${keys}::text[]) COLLATE "C"`;
+       SELECT ${i + 1}, ${scope}::text COLLATE "C", k.key
+       FROM unnest(${keys}::text[]) AS k(key) WHERE ${moved}`;
   });
-  const { rows } = await query<{ i: number; event: string; doc: string }>(
-    `WITH k AS (${branches.join('\n       UNION ALL\n       ')})
-     SELECT k.i, e.event, e.doc FROM k, LATERAL (
-       SELECT event, doc FROM tombstone_events
-       WHERE tenant_id = $1 AND scope = k.scope AND key = k.key
-       ORDER BY seq DESC LIMIT 1) e
-     ORDER BY k.i, k.key COLLATE "C"`,
+  const { rows } = await query<{
+    version: string;
+    i: number | null;
+    event: string | null;
+    doc: string | null;
+  }>(
+    `WITH v AS MATERIALIZED (
+       SELECT coalesce(max(seq), 0)::text AS version FROM tombstone_events WHERE tenant_id = $1),
+     k AS (${asks.length > 0 ? branches.join('\n       UNION ALL\n       ') : 'SELECT 0 AS i, NULL::text COLLATE "C" AS scope, NULL::text COLLATE "C" AS key WHERE false'})
+     SELECT v.version, f.i, f.event, f.doc FROM v LEFT JOIN (
+       SELECT k.i, k.key, e.event, e.doc FROM k, LATERAL (
+         SELECT event, doc FROM tombstone_events
+         WHERE tenant_id = $1 AND scope = k.scope AND key = k.key
+         ORDER BY seq DESC LIMIT 1) e) f ON true
+     ORDER BY f.i, f.key COLLATE "C"`,
     values,
   );
-  const out: Tombstone[][] = asks.map(() => []);
-  for (const r of rows) if (r.event === 'arm') out[r.i - 1]!.push(JSON.parse(r.doc) as Tombstone);
-  return out;
+  const version = rows[0]!.version;
+  if (version === known) return { version, found: null };
+  const found: Tombstone[][] = asks.map(() => []);
+  for (const r of rows)
+    if (r.i !== null && r.event === 'arm') found[r.i - 1]!.push(JSON.parse(r.doc!) as Tombstone);
+  return { version, found };
 }
 
 function sameStrings(a: readonly string[], b: readonly string[]): boolean {
@@ -151,6 +183,36 @@ export async function reindexTombstones(client: Run): Promise<void> {
       ],
     );
   }
+}
+
+/**
+ * The tombstone events of `scope` after `since` (a version armedTombstonesSince or this returned
+ * before), in the order they were written, beside the tenant's version now, in one statement:
+ * what brings an index read at `since` up to `version` (the primary key's range after it).
+ */
+export async function tombstoneEventsSince(
+  query: Query,
+  tenant: string,
+  scope: string,
+  since: string,
+): Promise<{ version: string; events: { event: string; key: string; doc: string }[] }> {
+  const { rows } = await query<{
+    version: string;
+    event: string | null;
+    key: string | null;
+    doc: string | null;
+  }>(
+    `WITH v AS MATERIALIZED (
+       SELECT coalesce(max(seq), 0)::text AS version FROM tombstone_events WHERE tenant_id = $1)
+     SELECT v.version, e.event, e.key, e.doc FROM v LEFT JOIN tombstone_events e
+       ON e.tenant_id = $1 AND e.seq > $3::bigint AND e.scope = $2 COLLATE "C"
+     ORDER BY e.seq`,
+    [tenant, scope, since],
+  );
+  const events: { event: string; key: string; doc: string }[] = [];
+  for (const r of rows)
+    if (r.event !== null) events.push({ event: r.event, key: r.key!, doc: r.doc! });
+  return { version: rows[0]!.version, events };
 }
 
 /**

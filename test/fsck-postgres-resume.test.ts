@@ -81,7 +81,7 @@ async function run(n: number, tamper: number[]) {
     let waiting: number[] = [];
     await until('the second checkpoint to wait', async () => {
       const { rows } = await pool.query<{ pid: number }>(
-        "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO fsck_marks%'",
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO fsck_marks%'",
       );
       waiting = rows.map((r) => r.pid);
       return waiting.length > 0;

@@ -32,7 +32,23 @@ const rememberOp = (m) => {
 };
 const w = JSON.parse(fs.readFileSync(wfile, 'utf8'));
 const ids = path.join(dir, 'ids.json');
-if (mode === 'ingest-replay') {
+if (mode === 'ingest-distinct') {
+  // Every memory written alone, memory i at 2026-01-01T00:00:00Z + i ms: no two share a moment,
+  // and the store is the same whatever the machine's speed.
+  const base = Date.parse('2026-01-01T00:00:00.000Z');
+  let now = base;
+  fs.mkdirSync(dir, { recursive: true });
+  const b = await freshStore({ durable: false, dir, clock: () => new Date(now) });
+  const names = {};
+  for (const [i, m] of w.memories.entries()) {
+    now = base + i;
+    const [r] = await b.engine.apply([{ ...rememberOp(m), global: true }], BENCH_ACTOR);
+    names[r.id] = m.name;
+  }
+  await b.close();
+  fs.writeFileSync(ids, JSON.stringify(names));
+  console.log(`ingested ${w.memories.length} memories into ${dir}, one millisecond apart`);
+} else if (mode === 'ingest-replay') {
   // Every memory written alone, at the valid_from the reference store (rankerJson = its dir)
   // gave the memory of the same name: both builds' stores then hold identical moments.
   const { default: Database } = await import(path.join(root, '..', 'node_modules/better-sqlite3/lib/index.js'));

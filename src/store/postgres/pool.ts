@@ -7,7 +7,13 @@ import pg from 'pg';
 
 export function openPool(url: string, max: number): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max, options: '-c jit=off' });
-  // An idle connection dropped by the server must not crash the process.
+  // A connection dropped by the server (terminated, restarted, failed over) must not crash the
+  // process. Idle, the pool reports it here. Checked out, node-postgres emits it on the client
+  // itself, and a client without a listener throws it out of the event loop: a transaction
+  // waiting between two statements would take `mneme serve` down. With this listener the
+  // error stays on the client, whose next statement fails (a write then fails and is reported
+  // as failed), and the pool discards the client when it is released.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }

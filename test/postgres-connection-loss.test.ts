@@ -53,7 +53,14 @@ describe(
         // Long enough for the termination to reach the client between two statements.
         await new Promise((r) => setTimeout(r, 300));
       });
-      await assert.rejects(held, 'the transaction whose connection was dropped fails');
+      await assert.rejects(
+        held,
+        (x: Error & { hint?: string }) =>
+          /connection to the Postgres database was lost/.test(x.message) &&
+          /nothing of its transaction was kept/.test(x.message) &&
+          /retry/.test(x.hint ?? ''),
+        'the transaction whose connection was dropped fails, saying what happened and what to do',
+      );
       assert.equal(terminated, 1, 'exactly the write transaction was terminated');
       // Does: the store works on; nothing of the failed transaction is in the journal.
       assert.equal((await store.status()).journalHead.seq, headBefore);

@@ -51,6 +51,15 @@ export { redactUrl };
 
 /** Database and connection errors get the store's vocabulary; anything else passes unchanged. */
 export function fromDb(e: unknown): unknown {
+  // node-postgres refuses a statement on a connection the server already dropped before sending
+  // it: that statement (a transaction's COMMIT included) never reached the server, and a dropped
+  // connection's open transaction is rolled back there.
+  if (e instanceof Error && !(e instanceof MnemeError) && /not queryable/.test(e.message))
+    return new MnemeError(
+      'internal',
+      'the connection to the Postgres database was lost (the server ended it: an operator, a restart or a failover); the statement was never sent, and nothing of its transaction was kept',
+      { hint: 'retry: the next request opens a new connection' },
+    );
   const code = (e as { code?: unknown } | null)?.code;
   const socket = typeof code === 'string' && /^E[A-Z]+$/.test(code);
   return e instanceof pg.DatabaseError || socket ? pgError(e) : e;

@@ -57,9 +57,28 @@ export async function throwawayDb(tenants: string[] = []): Promise<ThrowawayDb> 
   return {
     url,
     name,
-    drop: () =>
-      admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => {}),
+    drop: () => dropDb(name),
   };
+}
+
+/**
+ * Drops a throwaway database, without FORCE while anything may still be closing: a pool whose
+ * end() resolved can still have its sockets open for a few milliseconds, and a FORCE drop
+ * terminates them — a FATAL the closing client emits as an error that a test's own pool does
+ * not listen for, thrown out of the test process as an uncaught exception. FORCE only for what
+ * is still connected after a second (a killed child's backend the server has not noticed).
+ */
+async function dropDb(name: string): Promise<void> {
+  for (let i = 0; i < 50; i++) {
+    try {
+      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name}`));
+      return;
+    } catch (e) {
+      if ((e as { code?: string }).code !== '55006') throw e; // object_in_use: still connected
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+  await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
 }
 
 /** A store for one tenant in a throwaway database (the conformance-suite factory shape). */

@@ -32,6 +32,15 @@ import { AGENT, HUMAN, PROJECT_A, engineFor, testClock } from './helpers.js';
 import { pgSkipReason, throwawayStore } from './pg-fixtures.js';
 import { checkedText, rejectedValue } from './tombstone-fuzz.js';
 
+/** A remember through `e` that an armed tombstone refuses. */
+function refusedRemember(e: ReturnType<typeof engineFor>, abstract: string, why?: string) {
+  return assert.rejects(
+    e.apply([{ op: 'remember', type: 'fact', abstract }], AGENT),
+    (x: Error & { code?: string }) => x.code === 'refused',
+    why,
+  );
+}
+
 const skip = await pgSkipReason();
 
 const SCOPE = 'project:acme-api-1a2b3c';
@@ -247,10 +256,7 @@ test(
         'a text holding only some of its grams does not read it',
       );
       const respelled = 'Stag1ng data base passw0rd rotates every 90 days';
-      await assert.rejects(
-        e.apply([{ op: 'remember', type: 'fact', abstract: respelled }], AGENT),
-        (x: Error & { code?: string }) => x.code === 'refused',
-      );
+      await refusedRemember(e, respelled);
       const other = 'the staging database password rotates every 30 days';
       const [ok] = await e.apply([{ op: 'remember', type: 'fact', abstract: other }], AGENT);
       assert.ok(ok!.id);
@@ -513,11 +519,7 @@ test(
         'answered from memory',
       );
       const respelled = 'B1lling w0rker z0rbdf';
-      await assert.rejects(
-        e.apply([{ op: 'remember', type: 'fact', abstract: respelled }], AGENT),
-        (x: Error & { code?: string }) => x.code === 'refused',
-        'a respelling is refused from memory',
-      );
+      await refusedRemember(e, respelled, 'a respelling is refused from memory');
       const [ok] = await e.apply(
         [{ op: 'remember', type: 'fact', abstract: 'billing worker zorbdg retries again' }],
         AGENT,
@@ -530,18 +532,9 @@ test(
         const e2 = engineFor(two, PROJECT_A, testClock('2026-03-01T11:00:00.000Z'));
         const fresh = 'the staging database password rotates every 90 days';
         await e2.apply([{ op: 'arm', value: fresh, scope: PROJECT_A }], HUMAN);
-        await assert.rejects(
-          e.apply(
-            [
-              {
-                op: 'remember',
-                type: 'fact',
-                abstract: 'Stag1ng data base passw0rd rotates every 90 days',
-              },
-            ],
-            AGENT,
-          ),
-          (x: Error & { code?: string }) => x.code === 'refused',
+        await refusedRemember(
+          e,
+          'Stag1ng data base passw0rd rotates every 90 days',
           'armed by the other instance: refused at the next write',
         );
         await e2.apply(
@@ -564,33 +557,15 @@ test(
         // respelling is refused from memory and the others are still found.
         await e2.apply([{ op: 'arm', value: fresh, scope: PROJECT_A }], HUMAN);
         for (const filler of ['basically', 'really'])
-          await assert.rejects(
-            e.apply(
-              [
-                {
-                  op: 'remember',
-                  type: 'fact',
-                  abstract: `${filler} the stag1ng data base passw0rd rotates every 90 days`,
-                },
-              ],
-              AGENT,
-            ),
-            (x: Error & { code?: string }) => x.code === 'refused',
+          await refusedRemember(
+            e,
+            `${filler} the stag1ng data base passw0rd rotates every 90 days`,
           );
         await f.store.settleTombstoneIndexes();
         await pool.query('DELETE FROM tombstone_grams');
-        await assert.rejects(
-          e.apply(
-            [
-              {
-                op: 'remember',
-                type: 'fact',
-                abstract: 'the stag1ng database passw0rd rotates every 90 days',
-              },
-            ],
-            AGENT,
-          ),
-          (x: Error & { code?: string }) => x.code === 'refused',
+        await refusedRemember(
+          e,
+          'the stag1ng database passw0rd rotates every 90 days',
           'armed again by the other instance: refused from the index brought up to date',
         );
         assert.deepEqual(
@@ -644,14 +619,7 @@ test(
         await f.store.settleTombstoneIndexes();
       };
       await warm('warm');
-      await assert.rejects(
-        e.apply(
-          [{ op: 'remember', type: 'fact', abstract: 'B1lling worker timeout is thirty seconds' }],
-          AGENT,
-        ),
-        (x: Error & { code?: string }) => x.code === 'refused',
-        'armed: refused',
-      );
+      await refusedRemember(e, 'B1lling worker timeout is thirty seconds', 'armed: refused');
       // As a restore from before the second arm leaves it: its event and row gone, the version
       // back at the first arm's.
       await pool.query(
@@ -664,18 +632,9 @@ test(
         AGENT,
       );
       assert.ok(ok!.id, 'no longer armed: accepted, from the index read again');
-      await assert.rejects(
-        e.apply(
-          [
-            {
-              op: 'remember',
-              type: 'fact',
-              abstract: 'Stag1ng data base passw0rd rotates every 90 days',
-            },
-          ],
-          AGENT,
-        ),
-        (x: Error & { code?: string }) => x.code === 'refused',
+      await refusedRemember(
+        e,
+        'Stag1ng data base passw0rd rotates every 90 days',
         'still armed: refused from memory (the rows are gone)',
       );
     });

@@ -325,101 +325,23 @@ export async function flushDeferred(
   if (list.length === 0) return;
   const p = new Params();
   const tenant = p.add(t);
-  const arr = (values: unknown[], type: string) => `${p.add(values)}::${type}[]`;
-  const es = list.map((d) => d.entry);
-  const rs = list.map((d) => d.revision);
+  // One array parameter per column of the unnested rows: [name, `$n::type[]`].
+  const col = (name: string, type: string, of: (d: DeferredCommit) => unknown) =>
+    [name, `${p.add(list.map(of))}::${type}[]`] as const;
   const x = [
-    [
-      'id',
-      arr(
-        rs.map((r) => r.id),
-        'text',
-      ),
-    ],
-    [
-      'm_scope',
-      arr(
-        rs.map((r) => r.scope),
-        'text',
-      ),
-    ],
-    [
-      'm_type',
-      arr(
-        rs.map((r) => r.type),
-        'text',
-      ),
-    ],
-    [
-      'm_slug',
-      arr(
-        rs.map((r) => r.slug),
-        'text',
-      ),
-    ],
-    [
-      'm_status',
-      arr(
-        rs.map((r) => r.status),
-        'text',
-      ),
-    ],
-    [
-      'seq',
-      arr(
-        es.map((e) => e.seq),
-        'bigint',
-      ),
-    ],
-    [
-      'at',
-      arr(
-        es.map((e) => e.at),
-        'text',
-      ),
-    ],
-    [
-      'op',
-      arr(
-        es.map((e) => e.op),
-        'text',
-      ),
-    ],
-    [
-      'actor_kind',
-      arr(
-        es.map((e) => e.actor.kind),
-        'text',
-      ),
-    ],
-    [
-      'target_id',
-      arr(
-        es.map((e) => e.target?.id ?? null),
-        'text',
-      ),
-    ],
-    [
-      'idem',
-      arr(
-        es.map((e) => e.idem),
-        'text',
-      ),
-    ],
-    [
-      'entry',
-      arr(
-        es.map((e) => JSON.stringify(e)),
-        'text',
-      ),
-    ],
-    ...ROW_COLUMNS.map((k, i) => [
-      `v_${k}`,
-      arr(
-        list.map((d) => d.row[i]),
-        ROW_TYPES[k],
-      ),
-    ]),
+    col('id', 'text', (d) => d.revision.id),
+    col('m_scope', 'text', (d) => d.revision.scope),
+    col('m_type', 'text', (d) => d.revision.type),
+    col('m_slug', 'text', (d) => d.revision.slug),
+    col('m_status', 'text', (d) => d.revision.status),
+    col('seq', 'bigint', (d) => d.entry.seq),
+    col('at', 'text', (d) => d.entry.at),
+    col('op', 'text', (d) => d.entry.op),
+    col('actor_kind', 'text', (d) => d.entry.actor.kind),
+    col('target_id', 'text', (d) => d.entry.target?.id ?? null),
+    col('idem', 'text', (d) => d.entry.idem),
+    col('entry', 'text', (d) => JSON.stringify(d.entry)),
+    ...ROW_COLUMNS.map((k, i) => col(`v_${k}`, ROW_TYPES[k], (d) => d.row[i])),
   ] as const;
   const passphrase = held.passphrase
     ? JSON.stringify({ salt: held.passphrase.salt, hash: held.passphrase.hash })

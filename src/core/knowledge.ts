@@ -49,13 +49,25 @@ export function includes(rel: string, patterns: readonly string[]): boolean {
   return patterns.some((p) => (p.includes('/') ? matchGlob(rel, p) : matchGlob(name, p)));
 }
 
+/**
+ * Names of files that hold credentials or key material, never read whatever the include list
+ * says: environment files (.env, .env.*, *.env, .envrc), keys and keystores, SSH keys, package
+ * manager and tool credentials (.npmrc, .pypirc, .netrc, .pgpass, .git-credentials, .htpasswd,
+ * .s3cfg, .boto, .vault-token, kubeconfig), `credentials.*` and `secrets.*` of any extension,
+ * Terraform state and variables. `.git` (a symlink's target inside the repository's own git
+ * directory: its config names remotes and may hold a token) counts as one too.
+ */
 const KEY_FILE =
-  /^(?:\.env(?:\..*)?|.*\.(?:pem|key|p12|pfx|jks|keystore|gpg|asc|ppk|kdbx)|id_(?:rsa|dsa|ecdsa|ed25519)(?:\.pub)?|\.npmrc|\.pypirc|\.netrc|\.pgpass|credentials(?:\.json)?|secrets?\.(?:ya?ml|json|toml))$/i;
+  /^(?:\.git|\.env(?:rc)?(?:\..*)?|.+\.env|.*\.(?:pem|key|crt|p12|pfx|jks|keystore|gpg|asc|ppk|kdbx|keytab|ovpn|tfstate|tfvars)(?:\..*)?|id_(?:rsa|dsa|ecdsa|ed25519)(?:[._-].*)?|\.npmrc|\.yarnrc(?:\.yml)?|\.pypirc|\.netrc|_netrc|\.pgpass|\.my\.cnf|\.git-credentials|\.htpasswd|\.s3cfg|\.boto|\.vault-token|\.dockercfg|kubeconfig|\.kube|\.aws|\.ssh|\.gnupg|credentials?(?:\..*)?|secrets?(?:\..*)?|.*\.(?:secret|secrets)(?:\..*)?)$/i;
 
-/** Files never read whatever the include list says: environment files and key material. */
+/** Files never read whatever the include list says: credential files and key material, by any segment of the path. */
 export function forbiddenPath(rel: string): boolean {
   return rel.split('/').some((seg) => KEY_FILE.test(seg));
 }
+
+/** A character a path may not carry to a reader as it is: a control character, a line or bidi break. */
+// eslint-disable-next-line no-control-regex
+export const PATH_CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 /** Binary or not UTF-8: a NUL byte, or bytes that do not decode. */
 export function binaryText(bytes: Uint8Array): string | null {

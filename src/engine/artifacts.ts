@@ -21,6 +21,7 @@ import type { JournalEntry } from '../core/journal.js';
 import { screenText, type ScreenFinding } from '../core/screen.js';
 import type { Actor, Revision } from '../core/types.js';
 import { readableScopes, type EngineContext } from './context.js';
+import { servedScopes, withheldIn } from './outbound.js';
 import type { GateOutcome } from './gates.js';
 import { loadLineage, refuseRejectedHere } from './read.js';
 
@@ -217,6 +218,22 @@ export async function readArtifactPage(
       }
     }
   }
+  // The outbound filter: bytes kept before a value was forgotten or purged are not served after.
+  const withheld = (await withheldIn(ctx, [v.scope, ...servedScopes(ctx)]))(
+    new TextDecoder('utf-8').decode(bytes),
+  );
+  if (withheld)
+    throw new MnemeError(
+      'refused',
+      `${id}'s artifact holds a value that was forgotten or purged after it was kept; it is not served`,
+      {
+        hint: 'a person can remove it with `mneme artifact purge HASH --reason TEXT`; remember the memory again with a file that leaves the value out',
+        details: {
+          tombstone: withheld.key,
+          ...(withheld.kind === 'purged' ? { purged: true } : {}),
+        },
+      },
+    );
   const last = start + bytes.byteLength;
   await ctx.store.appendUsage([
     { at: ctx.clock().toISOString(), kind: 'read', ids: [v.id], actor: ctx.surface },

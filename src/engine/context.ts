@@ -17,6 +17,12 @@ export interface Binding {
    * global alone): their tombstones still withhold what they rejected. Never widens a read.
    */
   guards?: readonly string[];
+  /**
+   * Who reads through this binding, when a surface serves a principal (an API token): the
+   * projects it may read. The outbound filter (outbound.ts) decides by it; absent: every project
+   * (the local user, a CLI, a hook).
+   */
+  reader?: { projects: readonly string[] | '*' };
 }
 
 /**
@@ -37,6 +43,11 @@ export interface SourceFiles {
    * index reads only these.
    */
   tracked?(): string[] | null;
+  /**
+   * Where a project path really leads, every symlink resolved: its project-relative target
+   * ('/'-separated), 'outside' when it leaves the project, null when nothing is there.
+   */
+  target?(rel: string): string | 'outside' | null;
 }
 
 export interface EngineContext {

@@ -17,6 +17,13 @@ import type { OpInput } from './ops.js';
 import type { ReadLevel } from './read.js';
 import type { RecallOptions } from './recall.js';
 import type { SleepOptions } from './sleep.js';
+import {
+  EVERY_PROJECT,
+  mayReadReport,
+  serveReport,
+  writeResultFor,
+  type Reader,
+} from './outbound.js';
 import { indexVectors, vectorStatus, type FillReport } from './vector.js';
 
 // What a surface may name from the engine: types of its operations' inputs and outputs.
@@ -28,6 +35,13 @@ export type { BrowseFilters, MemoryRow } from './browse-filters.js';
 export { FRESHNESS_FILTERS, STATUS_FILTERS } from './browse-filters.js';
 export type { ApplyResult, OpInput } from './ops.js';
 export type { ReadLevel } from './read.js';
+export {
+  EVERY_PROJECT,
+  readsStoreWide,
+  reportHead,
+  writeResultFor,
+  type Reader,
+} from './outbound.js';
 export type { ArtifactPage, ArtifactPurgeResult } from './artifacts.js';
 export type { ProjectEntry } from './project-names.js';
 export type { RecallOptions, RecallResponse, RecallResult } from './recall.js';
@@ -188,6 +202,18 @@ export class Engine {
     const { trace } = await import('./trace.js');
     return trace(this.#ctx, id, sessions ?? this.#ctx.store.sessions);
   }
+  /** Who reads through this engine (its binding's reader; absent: every project). */
+  get #reader(): Reader {
+    return this.#ctx.binding.reader ?? EVERY_PROJECT;
+  }
+  /** Whether this engine's reader may see a maintenance report that opens with `head`. */
+  mayReadReport(head: string): boolean {
+    return mayReadReport(this.#reader, head);
+  }
+  /** A maintenance report as this engine's reader is served it: scopes checked, withheld lines cut. */
+  async serveReport(name: string, text: string): Promise<string> {
+    return serveReport(this.#ctx, this.#reader, name, text);
+  }
   /**
    * The session archive of this engine's store (files, or the tenant's rows): the hooks archive
    * transcript increments and keep their session state in it, the distiller reads it.
@@ -296,7 +322,8 @@ export class Engine {
     const { apply } = await import('./apply.js');
     const out = await apply(this.#ctx, ops, actor);
     await this.#noteName();
-    return out;
+    // The outbound filter: a reader bound to projects is not shown the store-wide sequence.
+    return out.map((r) => writeResultFor(this.#reader, r));
   }
   async applyEach(ops: OpInput[], actor: Actor) {
     const { applyEach } = await import('./apply.js');

@@ -9,7 +9,6 @@ import {
   KNOWLEDGE_MAX_FILE_BYTES,
   binaryText,
   chunkDocument,
-  forbiddenPath,
   includes,
   knowledgeCitation,
 } from '../core/knowledge.js';
@@ -26,6 +25,8 @@ import type {
   KnowledgeStore,
 } from '../store/port.js';
 import type { EngineContext } from './context.js';
+import { pathVerdict } from './knowledge-paths.js';
+import { servedKnowledge, servedPath } from './outbound.js';
 
 export interface KnowledgeOptions {
   /** Include patterns (default KNOWLEDGE_INCLUDE). */
@@ -36,7 +37,7 @@ export interface KnowledgeOptions {
 
 export interface RefreshReport {
   scope: string;
-  /** Tracked files the include list matched (forbidden paths left out). */
+  /** Tracked files the include list matched and their path let be read (see `skipped`). */
   scanned: number;
   /** Files whose hash moved (or new ones): re-chunked. */
   changed: number;
@@ -45,7 +46,11 @@ export interface RefreshReport {
   removed: number;
   chunksAdded: number;
   chunksRemoved: number;
-  /** Files left out, with why: a secret (the whole file), binary, too large, unreadable. */
+  /**
+   * Files left out, with why: a credential file by its name or its symlink's target, a symlink
+   * out of the repository, a path with a line break or an instruction, a secret (the whole
+   * file), binary, too large. Paths are shown with control characters escaped.
+   */
   skipped: { path: string; reason: string }[];
   /** Chunks left out because the screen found an instruction-like shape in them. */
   chunksWithheld: number;
@@ -102,7 +107,7 @@ export async function refreshKnowledge(
   const cap = opts.maxFileBytes ?? KNOWLEDGE_MAX_FILE_BYTES;
   const ks = await store(ctx);
   const before = new Map((await ks.files(scope)).map((f) => [f.path, f]));
-  const wanted = tracked.filter((p) => includes(p, include) && !forbiddenPath(p)).sort();
+  const wanted = tracked.filter((p) => includes(p, include)).sort();
   const report: RefreshReport = {
     scope,
     scanned: wanted.length,
@@ -119,6 +124,15 @@ export async function refreshKnowledge(
   const put: { file: KnowledgeFile; chunks: KnowledgeChunkRow[] }[] = [];
   const seen = new Set<string>();
   for (const rel of wanted) {
+    const verdict = screenText(rel).injection
+      ? { skip: 'its path reads as an instruction (not read)' }
+      : pathVerdict(ctx.files, rel);
+    if (verdict === 'gone') continue;
+    if (verdict) {
+      report.scanned--;
+      report.skipped.push({ path: servedPath(rel), reason: verdict.skip });
+      continue;
+    }
     const bytes = ctx.files.read(rel);
     if (bytes === null) continue; // deleted from the work tree, or not a regular file: gone
     seen.add(rel);
@@ -242,7 +256,6 @@ export async function knowledgeHits(
   scored.sort((a, b) => b.score - a.score || a.i - b.i);
   const out: KnowledgeResult[] = [];
   for (const { h, score } of scored) {
-    if (out.length >= want) break;
     if (restates(h.text_tokens)) continue;
     out.push({
       kind: 'knowledge',
@@ -255,7 +268,8 @@ export async function knowledgeHits(
       score: Math.round(score * 1000) / 1000,
     });
   }
-  return out;
+  // The outbound filter: the document still there, no withheld value, the path screened.
+  return (await servedKnowledge(ctx, out)).slice(0, want);
 }
 
 /** How many chunks are fetched for `want` results (some may restate a memory served beside). */

@@ -36,7 +36,7 @@ export async function purgeKeyed(
 }
 
 /** The matchers built from one tombstone list, kept while a store answers that same list. */
-type Matchers = readonly (readonly [string, TombstoneMatcher])[];
+export type Matchers = readonly (readonly [string, TombstoneMatcher])[];
 const built = new WeakMap<readonly Tombstone[], Promise<Matchers>>();
 
 async function matchersOf(ctx: EngineContext, tombstones: readonly Tombstone[]): Promise<Matchers> {
@@ -50,16 +50,14 @@ async function matchersOf(ctx: EngineContext, tombstones: readonly Tombstone[]):
 }
 
 /**
- * A check for "matches a tombstone of another scope this binding reads", loaded once per call.
- * The tombstones are read every time (a forget on another instance holds at the next recall);
- * the matchers are built once per list a store answers: a store that answers the same list while
+ * The matchers of the armed tombstones of `scopes`, one per scope that has any (none: []). The
+ * tombstones are read every time (a forget on another instance holds at the next read); the
+ * matchers are built once per list a store answers: a store that answers the same list while
  * none changed (the Postgres store, by the tenant's tombstone version) spares the rebuild.
  */
-export async function rejectedHere(ctx: EngineContext): Promise<RejectedHere> {
-  const scopes = [...readableScopes(ctx.binding), ...(ctx.binding.guards ?? [])];
-  if (scopes.length < 2) return NONE;
+export async function scopeMatchers(ctx: EngineContext, scopes: string[]): Promise<Matchers> {
   const tombstones = await ctx.store.tombstones(scopes);
-  if (tombstones.length === 0) return NONE;
+  if (tombstones.length === 0) return [];
   let soon = built.get(tombstones);
   if (!soon) {
     soon = matchersOf(ctx, tombstones);
@@ -67,7 +65,18 @@ export async function rejectedHere(ctx: EngineContext): Promise<RejectedHere> {
     // A failed build (the purge secret's read) is not kept: the next call tries again.
     soon.catch(() => built.delete(tombstones));
   }
-  const matchers = await soon;
+  return soon;
+}
+
+/**
+ * A check for "matches a tombstone of another scope this binding reads", loaded once per call
+ * (scopeMatchers: read every time, built once per list).
+ */
+export async function rejectedHere(ctx: EngineContext): Promise<RejectedHere> {
+  const scopes = [...readableScopes(ctx.binding), ...(ctx.binding.guards ?? [])];
+  if (scopes.length < 2) return NONE;
+  const matchers = await scopeMatchers(ctx, scopes);
+  if (matchers.length === 0) return NONE;
   // The same reading as the write gate: the abstract as a value, the body as a passage.
   return (v) => {
     for (const [scope, match] of matchers) {

@@ -325,7 +325,10 @@ export async function composeServedTenants(o: {
         },
         r.binding,
         r.surface,
-        servedFiles(r, null),
+        // A team server reads no file of its own host for a request: no source binding, no
+        // source re-read, no knowledge refresh by server path (the callers' repositories are
+        // on their machines).
+        undefined,
       ),
     gauges: async (tenant, projects) => {
       const store = storeOf(tenant);

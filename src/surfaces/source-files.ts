@@ -126,6 +126,17 @@ export function projectFiles(root: string): SourceFiles {
         return null;
       }
     },
+    target(rel: string): string | 'outside' | null {
+      let real: string;
+      try {
+        real = fs.realpathSync(path.resolve(realRoot, rel));
+      } catch {
+        return null;
+      }
+      const inside = path.relative(realRoot, real);
+      if (inside === '' || inside.startsWith('..') || path.isAbsolute(inside)) return 'outside';
+      return inside.split(path.sep).join('/');
+    },
     head: () => gitHead(realRoot),
     isAncestor: (commit: string) => isAncestor(realRoot, commit),
     tracked: () => trackedFiles(realRoot),

@@ -78,7 +78,7 @@ export function registerMaintenance(c: CliContext): void {
         const text = await engine.describeSleep(r);
         let report: string | null = null;
         if (!o.dryRun) {
-          report = writeReport(dir, 'sleep', r.at, text);
+          report = writeReport(dir, 'sleep', r.at, text, engine.scopes);
           const prior = readSleepState(dir);
           writeSleepState(dir, { since: prior?.since ?? r.at, last: r.at, report });
         }
@@ -105,7 +105,13 @@ export function registerMaintenance(c: CliContext): void {
       const { issues, checked } = await engine.fsck({ full: o.full === true });
       const at = engine.now();
       try {
-        writeReport(root(), 'fsck', at, `# fsck ${at}\n\n\`\`\`\n${fsckText(issues)}\n\`\`\`\n`);
+        writeReport(
+          root(),
+          'fsck',
+          at,
+          `# fsck ${at}\n\n\`\`\`\n${fsckText(issues)}\n\`\`\`\n`,
+          engine.scopes,
+        );
       } catch {
         /* the report is a convenience; the issues are printed */
       }

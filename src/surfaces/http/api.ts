@@ -12,12 +12,12 @@ import {
   writeOp,
   type WriteInput,
 } from '../../engine/payloads.js';
-import { apiActor, surfaceOf } from './auth.js';
+import { apiActor, readerOf, surfaceOf } from './auth.js';
 import { BODIES, recallFromQuery } from './bodies.js';
 import type { AppOptions, HttpEnv } from './context.js';
 import { OPENAPI } from './openapi.js';
 import { resolveProject, type ProjectChoice } from './project-param.js';
-import { listReports, readReport } from './reports.js';
+import { servedReport, servedReports } from './reports.js';
 
 async function jsonBody(c: Context<HttpEnv>): Promise<Record<string, unknown>> {
   const ct = c.req.header('content-type') ?? '';
@@ -82,7 +82,7 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
     const caller = c.get('caller');
     const choice = resolveProject(typeof bodyProject === 'string' ? bodyProject : q, caller);
     const engine = opts.engineFor({
-      binding: choice.binding,
+      binding: { ...choice.binding, reader: readerOf(caller) },
       surface: surfaceOf(caller),
       tenant: caller.kind === 'token' ? caller.principal.tenant : null,
       root: choice.root,
@@ -247,10 +247,14 @@ export function apiRoutes(opts: AppOptions): Hono<HttpEnv> {
     return c.json({ tombstones: await engine.tombstones() });
   });
 
-  api.get('/reports', (c) => c.json({ reports: listReports(opts.reportsDir ?? null) }));
-  api.get('/reports/:name{.+}', (c) =>
-    c.text(readReport(opts.reportsDir ?? null, c.req.param('name'))),
-  );
+  api.get('/reports', (c) => {
+    const { engine } = bound(c);
+    return c.json({ reports: servedReports(engine, opts.reportsDir ?? null) });
+  });
+  api.get('/reports/:name{.+}', async (c) => {
+    const { engine } = bound(c);
+    return c.text(await servedReport(engine, opts.reportsDir ?? null, c.req.param('name')));
+  });
 
   api.all('*', () => {
     throw new MnemeError('not_found', 'no such API resource', { hint: 'see /api/openapi.json' });

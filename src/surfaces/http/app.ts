@@ -8,6 +8,8 @@ import { apiRoutes } from './api.js';
 import type { AppOptions, HttpEnv } from './context.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 import { MnemeError } from '../../core/errors.js';
+import { readsStoreWide } from '../../engine/engine.js';
+import { readerOf } from './auth.js';
 import { errorBody } from './errors.js';
 import { callerGuard, hostGuard, sameOriginGuard } from './guards.js';
 import { mcpRoutes } from './mcp.js';
@@ -109,6 +111,8 @@ export function createApp(opts: AppOptions): Hono<HttpEnv> {
         );
       }
       const gauges = opts.gauges ? await opts.gauges(caller) : null;
+      // The journal's length counts every project's writes: a project-bound token is not shown it.
+      if (gauges && !readsStoreWide(readerOf(caller))) gauges.journalLength = null;
       return c.text(metrics.render(gauges), 200, {
         'Content-Type': 'text/plain; version=0.0.4; charset=utf-8',
       });

@@ -5,6 +5,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import { MnemeError } from '../../core/errors.js';
 import { SCOPE_PATTERN } from '../../core/scope.js';
 import type { Actor } from '../../core/types.js';
+import { EVERY_PROJECT, type Reader } from '../../engine/engine.js';
 import { readInputFile } from '../input-file.js';
 
 /** A token file holds a line per token: a megabyte is thousands of them. */
@@ -50,6 +51,10 @@ export const apiActor = (caller: Caller): Actor =>
 
 export const surfaceOf = (caller: Caller): 'human' | 'agent' =>
   caller.kind === 'token' ? 'agent' : 'human';
+
+/** What the engine's outbound filter knows of a caller: the projects it may read. */
+export const readerOf = (caller: Caller): Reader =>
+  caller.kind === 'local' ? EVERY_PROJECT : { projects: caller.principal.projects };
 
 export function mayRead(caller: Caller, project: string): boolean {
   if (caller.kind === 'local') return true;

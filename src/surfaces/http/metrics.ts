@@ -11,7 +11,8 @@ const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** What the store reports at scrape time. */
 export interface StoreGauges {
-  journalLength: number;
+  /** Null when the caller may not see store-wide counts (a token bound to projects). */
+  journalLength: number | null;
   proposalsPending: number;
 }
 
@@ -109,9 +110,11 @@ export class Metrics {
       out.push(`mneme_refusals_total${labels({ code, reason })} ${n}`);
     }
     if (g) {
-      out.push('# HELP mneme_journal_length Entries in the journal (its head seq).');
-      out.push('# TYPE mneme_journal_length gauge');
-      out.push(`mneme_journal_length ${g.journalLength}`);
+      if (g.journalLength !== null) {
+        out.push('# HELP mneme_journal_length Entries in the journal (its head seq).');
+        out.push('# TYPE mneme_journal_length gauge');
+        out.push(`mneme_journal_length ${g.journalLength}`);
+      }
       out.push('# HELP mneme_proposals_pending Proposals waiting for a person.');
       out.push('# TYPE mneme_proposals_pending gauge');
       out.push(`mneme_proposals_pending ${g.proposalsPending}`);

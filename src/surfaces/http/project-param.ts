@@ -1,6 +1,7 @@
 // The `project` parameter: a project id (`acme-shop-1a2b3c4d`), a repository path on this
-// machine (bound like the CLI binds its working directory), or on a team server (--db) a plain
-// name (`api`, core/scope.ts namedProjectScope). Absent means the global scope only.
+// machine (bound like the CLI binds its working directory; the local user only, never a token
+// holder), or on a team server (--db) a plain name (`api`, core/scope.ts namedProjectScope).
+// Absent means the global scope only.
 // A caller reads only the projects it may read; the engine then enforces the scope on every read.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -35,6 +36,13 @@ export function resolveProject(param: string | undefined, caller: Caller): Proje
   let choice: ProjectChoice;
   if (SCOPE_PATTERN.test(p)) {
     choice = { binding: { project: p, identity: p }, root: null };
+  } else if ((path.isAbsolute(p) || p.startsWith('~/')) && caller.kind === 'token') {
+    // A token holder names projects by id (or name), never by a path on the server's host: a
+    // path would have the server read its own files for the caller (a git remote, a source
+    // file's hash), and even "no such directory" would tell what exists there.
+    throw new MnemeError('refused', 'a token names a project by its id, not by a path', {
+      hint: 'pass the project id (`mneme status` in the repository shows it), or on a team server its name',
+    });
   } else if (path.isAbsolute(p) || p.startsWith('~/')) {
     const dir = p.startsWith('~/') ? path.join(os.homedir(), p.slice(2)) : p;
     if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory())

@@ -1,9 +1,12 @@
 // Sleep and fsck reports: readable files under `<store>/reports/`, listed newest first and opened
 // by their relative name. Names are checked against a strict pattern and resolved inside the
-// directory, so a request can never read outside it.
+// directory, so a request can never read outside it. What a caller is listed and served is the
+// engine's outbound filter's decision (engine/outbound.ts): the scopes a report covers against
+// what the caller may read, and each line held against tombstones and purge keys when served.
 import fs from 'node:fs';
 import path from 'node:path';
 import { MnemeError } from '../../core/errors.js';
+import type { Engine } from '../../engine/engine.js';
 
 export interface ReportEntry {
   name: string;
@@ -30,6 +33,36 @@ export function listReports(dir: string | null): ReportEntry[] {
   };
   walk('', 0);
   return out.sort((a, b) => (a.modified < b.modified ? 1 : a.modified > b.modified ? -1 : 0));
+}
+
+/** The first line of a report (where its scopes stand), or '' when it cannot be read. */
+function headOf(file: string): string {
+  let fd: number | null = null;
+  try {
+    fd = fs.openSync(file, 'r');
+    const buf = Buffer.alloc(2048);
+    const n = fs.readSync(fd, buf, 0, buf.length, 0);
+    return buf.subarray(0, n).toString('utf8');
+  } catch {
+    return '';
+  } finally {
+    if (fd !== null) fs.closeSync(fd);
+  }
+}
+
+/** The reports the engine's reader may see, newest first. */
+export function servedReports(engine: Engine, dir: string | null): ReportEntry[] {
+  if (!dir) return [];
+  return listReports(dir).filter((r) => engine.mayReadReport(headOf(path.join(dir, r.name))));
+}
+
+/** One report as the engine's reader is served it (not found when it may not read it). */
+export async function servedReport(
+  engine: Engine,
+  dir: string | null,
+  name: string,
+): Promise<string> {
+  return engine.serveReport(name, readReport(dir, name));
 }
 
 export function readReport(dir: string | null, name: string): string {

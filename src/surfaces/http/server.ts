@@ -171,7 +171,7 @@ export async function startDbServer(o: DbServeOptions): Promise<RunningDbServer>
       const p = tokenOf(caller);
       const project = p.projects === '*' ? null : (p.projects[0] ?? null);
       return served.engineFor({
-        binding: { project, identity: project },
+        binding: { project, identity: project, reader: { projects: p.projects } },
         surface: 'agent',
         tenant: p.tenant,
       });

@@ -13,7 +13,7 @@ import type { ProjectEntry } from '../../../engine/engine.js';
 import type { AppOptions, HttpEnv } from '../context.js';
 import { errorBody } from '../errors.js';
 import { resolveProject } from '../project-param.js';
-import { listReports, readReport } from '../reports.js';
+import { servedReport, servedReports } from '../reports.js';
 import { csrfMatches, SESSION_COOKIE, type Session } from '../session.js';
 import { SCRIPT, STYLE } from './assets.js';
 import { browserPage } from './browser.js';
@@ -326,13 +326,17 @@ export function dashboardRoutes(opts: AppOptions): Hono<HttpEnv> {
     return c.html(tombstonesPage(await everywhere().tombstones(scopes)));
   });
 
-  dash.get('/reports', (c) => c.html(reportsPage(listReports(opts.reportsDir ?? null), null)));
-  dash.get('/reports/:name{.+}', (c) => {
+  // The local person's view, through the same outbound filter (withheld lines cut).
+  dash.get('/reports', (c) =>
+    c.html(reportsPage(servedReports(engine(null), opts.reportsDir ?? null), null)),
+  );
+  dash.get('/reports/:name{.+}', async (c) => {
     const name = c.req.param('name');
+    const dir = opts.reportsDir ?? null;
     return c.html(
-      reportsPage(listReports(opts.reportsDir ?? null), {
+      reportsPage(servedReports(engine(null), dir), {
         name,
-        text: readReport(opts.reportsDir ?? null, name),
+        text: await servedReport(engine(null), dir, name),
       }),
     );
   });

@@ -3,16 +3,19 @@
 // repository: skipped and listed), credential files by a wider deny list, a path carrying a line
 // break is never read and never printed as a line of its own (every printed line prefixed); a chunk restating a value
 // forgotten after (or before) the refresh is not served, nor the chunks of a file removed with
-// `git rm` before the next refresh. Each beside an ordinary document that is still served.
+// `git rm` before the next refresh; over MCP (stdio) and HTTP too. Each beside an ordinary
+// document that is still served.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { SchemaRegistry } from '../src/core/schema.js';
 import { Engine } from '../src/engine/engine.js';
 import { projectFiles } from '../src/surfaces/source-files.js';
-import { cli, testClock, tmpDir } from './helpers.js';
+import { BIN, cli, testClock, tmpDir } from './helpers.js';
 import { httpFixture } from './http-fixture.js';
 import { pgSkipReason, throwawayDb, type ThrowawayDb } from './pg-fixtures.js';
 
@@ -187,6 +190,36 @@ describe('knowledge over HTTP', () => {
       assert.deepEqual(await get('capybara'), []);
     } finally {
       await f.close();
+    }
+  });
+});
+
+describe('knowledge over MCP (stdio, the SDK client)', () => {
+  it('recall serves the README with its citation, never a symlinked .env or a line-break path', async () => {
+    const home = tmpDir();
+    const root = repo();
+    assert.equal(cli(['knowledge', 'refresh'], { home, cwd: root }).code, 0);
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'mcp'],
+      cwd: root,
+      env: { ...(process.env as Record<string, string>), MNEME_HOME: home, MNEME_DURABLE: '0' },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'knowledge-paths', version: '1.0.0' });
+    try {
+      await client.connect(transport);
+      const knowledge = async (query: string) =>
+        (
+          (await client.callTool({ name: 'recall', arguments: { query } })).structuredContent as {
+            knowledge?: { path: string; citation: string }[];
+          }
+        ).knowledge ?? [];
+      assert.equal((await knowledge('quaternion trajectory'))[0]?.citation, 'README.md:3');
+      assert.deepEqual(await knowledge('kumquat orchard password'), []);
+      assert.deepEqual(await knowledge('capybara'), []);
+    } finally {
+      await client.close();
     }
   });
 });

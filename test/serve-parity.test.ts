@@ -1,7 +1,8 @@
 // One composition root: `mneme serve` builds its engines where the CLI does, with the same
 // abilities. The same store and query give the same recall over HTTP and on the command line,
 // and a memory bound to a source file is labelled `drifted` on both once the file changes
-// (the server used to have no project files and kept saying `fresh`).
+// (the embedded server reads its own project's files; the team server reads none of its host's
+// and serves the verdict the CLI journaled).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -129,7 +130,7 @@ it('MCP over HTTP (the server’s own project) labels a changed source drifted t
 });
 
 describe('serve --db and the CLI on one Postgres tenant', { skip: pgSkip ?? false }, () => {
-  it('agree on recall, and a memory bound with --source is drifted on both after the file changes', async () => {
+  it('agree on recall, and a memory bound with --source is drifted on both once the CLI saw the file change (the server reads no host file)', async () => {
     const db = await throwawayDb(['acme']);
     const dir = tmpDir('mneme-pg-parity-');
     const repo = gitRepo('git@github.com:acme/ledger.git');
@@ -157,9 +158,10 @@ describe('serve --db and the CLI on one Postgres tenant', { skip: pgSkip ?? fals
         '--source',
         'src/fx.ts',
       ]) as { id: string };
+      const { project } = run(['status']) as { project: string };
       const recall = async () => {
         const r = await fetch(
-          `${server.url}/api/recall?q=${encodeURIComponent('ledger base currency')}&project=${encodeURIComponent(repo)}`,
+          `${server.url}/api/recall?q=${encodeURIComponent('ledger base currency')}&project=${project}`,
           { headers: { authorization: `Bearer ${token}` } },
         );
         assert.equal(r.status, 200);
@@ -169,7 +171,10 @@ describe('serve --db and the CLI on one Postgres tenant', { skip: pgSkip ?? fals
       assert.equal(verdicts(await recall())[id], 'fresh');
       assert.deepEqual((await recall()).results, cliRecallDb().results);
       fs.writeFileSync(path.join(repo, 'src', 'fx.ts'), 'export const base = "USD";\n');
-      const http = await recall(); // the server looks first
+      // The team server has no files of the caller's repository: the developer's CLI reads the
+      // file and journals the verdict, which the server then serves.
+      run(['check-sources']);
+      const http = await recall();
       assert.equal(verdicts(http)[id], 'drifted');
       const c = cliRecallDb();
       assert.equal(verdicts(c)[id], 'drifted');

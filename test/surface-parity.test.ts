@@ -74,8 +74,13 @@ function surfacesOf(o: {
       }
     },
     async http() {
+      // The local user names the project by its path; a token holder by its id (a team server
+      // reads no path of its host for a caller).
+      const project = o.token
+        ? (JSON.parse(run(['status', '--json']).stdout) as { project: string }).project
+        : o.repo;
       const r = await fetch(
-        `${o.url}/api/recall?q=${encodeURIComponent(QUERY)}&project=${encodeURIComponent(o.repo)}`,
+        `${o.url}/api/recall?q=${encodeURIComponent(QUERY)}&project=${encodeURIComponent(project)}`,
         o.token ? { headers: { authorization: `Bearer ${o.token}` } } : {},
       );
       assert.equal(r.status, 200, await r.clone().text());

@@ -181,16 +181,18 @@ export async function servedKnowledge<T extends ServedChunk>(
 
 /**
  * Every route that serves bytes, and the filter that decides what it serves. Memories (recall,
- * read, browse, history, trace, the journal, export, injection) are served through the store's
- * scope predicate over readableScopes and rejectedHere; the caches and counters through the
- * filters of this module. A new route is added here with the filter it goes through.
+ * read, browse, injection) are served through the store's scope predicate over readableScopes
+ * and rejectedHere, a memory's history, trace and journal entries by its scope; artifact pages,
+ * knowledge chunks and reports are held again against tombstones and purge keys when served
+ * (withheldIn); counters by whether the reader reads every project. A new route is added here
+ * with the filter it goes through.
  */
 export const OUTBOUND_ROUTES = {
   recall: rejectedHere,
   read: rejectedHere,
-  artifact: rejectedHere,
-  history: rejectedHere,
-  trace: rejectedHere,
+  artifact: withheldIn,
+  history: readableScopes,
+  trace: readableScopes,
   journal: readableScopes,
   knowledge: servedKnowledge,
   'prompt-knowledge': servedKnowledge,
@@ -198,5 +200,5 @@ export const OUTBOUND_ROUTES = {
   report: serveReport,
   metrics: readsStoreWide,
   'write-result': writeResultFor,
-  dashboard: serveReport,
+  'dashboard-reports': serveReport,
 } as const;
